@@ -1,0 +1,1 @@
+"""Kernels: pure functions over raw storage (np.ndarray, storage.CSR, storage.RSP)."""
