@@ -1,0 +1,548 @@
+"""LibSVM text parsing: a Numba kernel over raw bytes, and a streaming, partitioned reader.
+
+Format (as read by MXNet's ``LibSVMIter``, through dmlc-core's libsvm parser)::
+
+    <label>[,<label>...][:<weight>] <index>:<value> <index>:<value> ...  [# comment]
+
+- Indices are zero-based (MXNet's LibSVMIter convention) and must lie in
+  ``[0, num_features)``; rows keep the order written, and a row whose indices are not
+  ascending is sorted (duplicates are kept).
+- Only the first label of a multi-label line (``a,b``) is kept and a ``:weight`` after
+  the label is ignored, as MXNet's LibSVMIter takes the first column as the label.
+- ``qid:<n>`` tokens are skipped; ``#`` starts a comment that runs to the end of the line.
+- Blank (or whitespace/comment-only) lines are skipped; ``\\r\\n`` line ends are accepted.
+- The same parser reads ``label_libsvm`` files: their feature part is the label CSR.
+
+Anything else raises :class:`sparsym.base.FormatError` naming the file, the 1-based line
+number and what was wrong.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from numba import config, njit, prange
+
+from ..base import FormatError
+from ..storage import CSR
+
+__all__ = ["parse_libsvm_chunk", "LibSVMReader", "count_lines"]
+
+_NL, _CR, _SP, _TAB = 10, 13, 32, 9
+_COLON, _COMMA, _HASH = 58, 44, 35
+
+# error codes returned by the kernel
+_OK, _E_LABEL, _E_INDEX, _E_COLON, _E_VALUE, _E_RANGE, _E_NEG = 0, 1, 2, 3, 4, 5, 6
+_MESSAGES = {
+    _E_LABEL: "label {tok!r} is not a number",
+    _E_INDEX: "feature index in {tok!r} is not a non-negative integer",
+    _E_COLON: "token {tok!r} is not of the form index:value (missing ':')",
+    _E_VALUE: "value in {tok!r} is not a number",
+    _E_RANGE: "feature index in {tok!r} is out of range: expected < num_features={nf}",
+    _E_NEG: "feature index in {tok!r} is negative",
+}
+
+_POW10 = np.array([10.0 ** i for i in range(23)], dtype=np.float64)
+
+
+# ----------------------------------------------------------------------------- kernel
+@njit(cache=True, inline="always")
+def _is_space(c):
+    return c == _SP or c == _TAB or c == _CR
+
+
+@njit(cache=True, inline="always")
+def _is_end(c):
+    # token terminators: whitespace, end of line, comment
+    return c == _SP or c == _TAB or c == _CR or c == _NL or c == _HASH
+
+
+@njit(cache=True)
+def _parse_float(buf, pos, end, pow10):
+    """Parse a decimal float at buf[pos:end]; return (value, new_pos, ok)."""
+    n = end
+    i = pos
+    neg = False
+    if i < n and (buf[i] == 45 or buf[i] == 43):  # '-' '+'
+        neg = buf[i] == 45
+        i += 1
+    mant = np.int64(0)
+    ndig = 0
+    exp10 = 0
+    any_digit = False
+    while i < n and 48 <= buf[i] <= 57:
+        any_digit = True
+        if ndig < 18:
+            mant = mant * 10 + (buf[i] - 48)
+            if mant != 0:
+                ndig += 1
+        else:
+            exp10 += 1  # digits beyond int64 precision only scale
+        i += 1
+    if i < n and buf[i] == 46:  # '.'
+        i += 1
+        while i < n and 48 <= buf[i] <= 57:
+            any_digit = True
+            if ndig < 18:
+                mant = mant * 10 + (buf[i] - 48)
+                if mant != 0:
+                    ndig += 1
+                exp10 -= 1
+            i += 1
+    if not any_digit:
+        # inf / nan (case-insensitive), as strtod accepts them
+        if i + 3 <= n:
+            c0, c1, c2 = buf[i] | 32, buf[i + 1] | 32, buf[i + 2] | 32
+            if c0 == 105 and c1 == 110 and c2 == 102:  # inf
+                v = np.inf
+                return (-v if neg else v), i + 3, True
+            if c0 == 110 and c1 == 97 and c2 == 110:  # nan
+                return np.nan, i + 3, True
+        return 0.0, i, False
+    if i < n and (buf[i] == 101 or buf[i] == 69):  # 'e' 'E'
+        i += 1
+        eneg = False
+        if i < n and (buf[i] == 45 or buf[i] == 43):
+            eneg = buf[i] == 45
+            i += 1
+        if i >= n or not (48 <= buf[i] <= 57):
+            return 0.0, i, False
+        e = 0
+        while i < n and 48 <= buf[i] <= 57:
+            if e < 100000:
+                e = e * 10 + (buf[i] - 48)
+            i += 1
+        exp10 += -e if eneg else e
+    # exact fast path (Clinger): mantissa < 2**53 and |exp| <= 22
+    v = float(mant)
+    if exp10 == 0:
+        pass
+    elif 0 < exp10 <= 22:
+        v = v * pow10[exp10]
+    elif -22 <= exp10 < 0:
+        v = v / pow10[-exp10]
+    elif mant != 0:
+        v = v * 10.0 ** exp10  # may be off by an ulp; values like these are rare in LibSVM
+    return (-v if neg else v), i, True
+
+
+@njit(cache=True)
+def _parse(buf, num_features, labels, data, indices, indptr, pow10):
+    """Parse whole lines of ``buf``; return (rows, nnz, err, err_line, err_start, unsorted).
+
+    Output arrays are preallocated upper bounds (rows <= newlines + 1, nnz <= colons).
+    ``err_line`` is the 0-based line within ``buf``; ``err_start`` the token's offset.
+    """
+    n = len(buf)
+    i = 0
+    line = 0
+    row = 0
+    nnz = 0
+    unsorted = False
+    indptr[0] = 0
+    while i < n:
+        # skip leading whitespace
+        while i < n and _is_space(buf[i]):
+            i += 1
+        if i >= n:
+            break
+        c = buf[i]
+        if c == _NL:
+            i += 1
+            line += 1
+            continue
+        if c == _HASH:
+            while i < n and buf[i] != _NL:
+                i += 1
+            continue
+        # ---- label
+        tok = i
+        lab, j, ok = _parse_float(buf, i, n, pow10)
+        if not ok:
+            return row, nnz, _E_LABEL, line, tok, unsorted
+        # extra labels 'a,b,c' and a ':weight' are skipped
+        while j < n and (buf[j] == _COMMA or buf[j] == _COLON):
+            _, j, ok = _parse_float(buf, j + 1, n, pow10)
+            if not ok:
+                return row, nnz, _E_LABEL, line, tok, unsorted
+        if j < n and not _is_end(buf[j]):
+            return row, nnz, _E_LABEL, line, tok, unsorted
+        labels[row] = lab
+        i = j
+        prev = -1
+        # ---- features
+        while True:
+            while i < n and _is_space(buf[i]):
+                i += 1
+            if i >= n or buf[i] == _NL:
+                break
+            if buf[i] == _HASH:
+                while i < n and buf[i] != _NL:
+                    i += 1
+                break
+            tok = i
+            # qid:<n> (svm-rank) is skipped, as dmlc-core does
+            if (i + 4 <= n and buf[i] == 113 and buf[i + 1] == 105 and buf[i + 2] == 100
+                    and buf[i + 3] == _COLON):
+                i += 4
+                while i < n and not _is_end(buf[i]):
+                    i += 1
+                continue
+            neg = False
+            if buf[i] == 45:
+                neg = True
+                i += 1
+            idx = np.int64(0)
+            nd = 0
+            while i < n and 48 <= buf[i] <= 57:
+                if idx < np.int64(1) << 60:
+                    idx = idx * 10 + (buf[i] - 48)
+                nd += 1
+                i += 1
+            if nd == 0:
+                # no digits: either a bare non-numeric token or a malformed index
+                k = i
+                while k < n and not _is_end(buf[k]) and buf[k] != _COLON:
+                    k += 1
+                if k < n and buf[k] == _COLON:
+                    return row, nnz, _E_INDEX, line, tok, unsorted
+                return row, nnz, _E_COLON, line, tok, unsorted
+            if i >= n or buf[i] != _COLON:
+                if i < n and not _is_end(buf[i]):
+                    # e.g. '1.5:2' or '12a:1'
+                    k = i
+                    while k < n and not _is_end(buf[k]) and buf[k] != _COLON:
+                        k += 1
+                    if k < n and buf[k] == _COLON:
+                        return row, nnz, _E_INDEX, line, tok, unsorted
+                return row, nnz, _E_COLON, line, tok, unsorted
+            if neg:
+                return row, nnz, _E_NEG, line, tok, unsorted
+            if idx >= num_features:
+                return row, nnz, _E_RANGE, line, tok, unsorted
+            val, j, ok = _parse_float(buf, i + 1, n, pow10)
+            if not ok or (j < n and not _is_end(buf[j])):
+                return row, nnz, _E_VALUE, line, tok, unsorted
+            i = j
+            if idx <= prev:
+                unsorted = True
+            prev = idx
+            indices[nnz] = idx
+            data[nnz] = val
+            nnz += 1
+        row += 1
+        indptr[row] = nnz
+    return row, nnz, _OK, line, 0, unsorted
+
+
+@njit(cache=True)
+def _sort_rows(data, indices, indptr):
+    """Sort each row by column (stable, so duplicates keep their order)."""
+    for r in range(len(indptr) - 1):
+        a, b = indptr[r], indptr[r + 1]
+        ok = True
+        for k in range(a + 1, b):
+            if indices[k] < indices[k - 1]:
+                ok = False
+                break
+        if ok:
+            continue
+        order = np.argsort(indices[a:b], kind="mergesort")
+        indices[a:b] = indices[a:b][order]
+        data[a:b] = data[a:b][order]
+
+
+@njit(cache=True)
+def _count(buf, lo, hi):
+    """(newlines, colons) in buf[lo:hi]."""
+    nl = 0
+    co = 0
+    for i in range(lo, hi):
+        c = buf[i]
+        nl += c == _NL
+        co += c == _COLON
+    return nl, co
+
+
+@njit(cache=True, parallel=True)
+def _parse_segments(buf, bounds, num_features, pow10, dtype_probe):
+    """Parse segments ``buf[bounds[s]:bounds[s+1]]`` (split after newlines) in parallel.
+
+    Returns labels, data, indices, indptr (compacted), per-segment lines and the error
+    record (err, err_line within its segment, err_pos absolute, segment, unsorted).
+    """
+    nseg = len(bounds) - 1
+    lines = np.zeros(nseg, np.int64)
+    colons = np.zeros(nseg, np.int64)
+    for s in prange(nseg):
+        lines[s], colons[s] = _count(buf, bounds[s], bounds[s + 1])
+        if bounds[s + 1] > bounds[s] and buf[bounds[s + 1] - 1] != _NL:
+            lines[s] += 1
+    row_off = np.zeros(nseg + 1, np.int64)
+    nnz_off = np.zeros(nseg + 1, np.int64)
+    for s in range(nseg):
+        row_off[s + 1] = row_off[s] + lines[s]
+        nnz_off[s + 1] = nnz_off[s] + colons[s]
+    labels = np.empty(row_off[nseg], np.float32)
+    data = np.empty(nnz_off[nseg], dtype_probe.dtype)
+    indices = np.empty(nnz_off[nseg], np.int64)
+    indptr_seg = np.empty(row_off[nseg] + nseg, np.int64)
+    res = np.zeros((nseg, 6), np.int64)
+    for s in prange(nseg):
+        a, b = bounds[s], bounds[s + 1]
+        r0, z0 = row_off[s], nnz_off[s]
+        rows, nnz, err, eline, epos, uns = _parse(
+            buf[a:b], num_features, labels[r0:], data[z0:], indices[z0:],
+            indptr_seg[r0 + s:], pow10)
+        res[s, 0] = rows
+        res[s, 1] = nnz
+        res[s, 2] = err
+        res[s, 3] = eline
+        res[s, 4] = epos + a
+        res[s, 5] = uns
+    # compact: segments are written at upper-bound offsets
+    total_rows = 0
+    total_nnz = 0
+    for s in range(nseg):
+        total_rows += res[s, 0]
+        total_nnz += res[s, 1]
+    indptr = np.empty(total_rows + 1, np.int64)
+    indptr[0] = 0
+    r = 0
+    z = 0
+    for s in range(nseg):
+        rows, nnz = res[s, 0], res[s, 1]
+        r0, z0 = row_off[s], nnz_off[s]
+        if z0 != z:
+            for k in range(nnz):
+                data[z + k] = data[z0 + k]
+                indices[z + k] = indices[z0 + k]
+        if r0 != r:
+            for k in range(rows):
+                labels[r + k] = labels[r0 + k]
+        for k in range(rows):
+            indptr[r + k + 1] = indptr_seg[r0 + s + k + 1] + z
+        r += rows
+        z += nnz
+    return labels[:r], data[:z], indices[:z], indptr, lines, res
+
+
+# ----------------------------------------------------------------------------- python API
+def _as_u8(buf) -> np.ndarray:
+    if isinstance(buf, np.ndarray):
+        if buf.dtype != np.uint8 or buf.ndim != 1:
+            raise TypeError(f"parse_libsvm_chunk: expected a 1-D uint8 array, got "
+                            f"{buf.dtype} with shape {buf.shape}")
+        return buf
+    return np.frombuffer(buf, dtype=np.uint8)
+
+
+def _segment_bounds(b: np.ndarray, min_bytes: int = 1 << 20) -> np.ndarray:
+    """Split offsets after newlines: one segment per thread for big buffers."""
+    n = len(b)
+    nseg = max(1, min(config.NUMBA_NUM_THREADS, n // min_bytes))
+    bounds = [0]
+    for k in range(1, nseg):
+        pos = max(k * n // nseg, bounds[-1])
+        nl = np.flatnonzero(b[pos:pos + (1 << 20)] == _NL)
+        cut = pos + int(nl[0]) + 1 if len(nl) else n
+        if cut >= n:
+            break
+        bounds.append(cut)
+    bounds.append(n)
+    return np.asarray(bounds, dtype=np.int64)
+
+
+def count_lines(buf) -> int:
+    """Number of lines in ``buf`` (a final line without a newline counts)."""
+    b = _as_u8(buf)
+    if not len(b):
+        return 0
+    nl = int(np.count_nonzero(b == _NL))
+    return nl + (1 if b[-1] != _NL else 0)
+
+
+def _token_text(b: np.ndarray, start: int) -> str:
+    end = start
+    n = len(b)
+    while end < n and b[end] not in (_SP, _TAB, _CR, _NL) and end - start < 60:
+        end += 1
+    return bytes(b[start:end]).decode("utf-8", "replace")
+
+
+def parse_libsvm_chunk(buf, num_features: int, fname: str = "<buffer>", first_line_no: int = 1,
+                       dtype=np.float32):
+    """Parse LibSVM lines from ``buf`` into (labels, CSR, lines consumed).
+
+    Parameters
+    ----------
+    buf : bytes or 1-D uint8 ndarray
+        Whole lines (the last one may lack its newline).
+    num_features : int
+        Number of columns; an index ``>= num_features`` is an error.
+    fname, first_line_no : str, int
+        Used in error messages: the file name and the 1-based number of buf's first line.
+    dtype : numpy dtype
+        dtype of the CSR values. Labels are float32.
+
+    Returns
+    -------
+    labels : float32 ndarray of shape (rows,)
+        The first label of each non-blank line.
+    csr : CSR of shape (rows, num_features)
+        Zero-based int64 indices, ascending within each row.
+    lines : int
+        Lines consumed, blank ones included (so a caller can number the next chunk).
+
+    Raises
+    ------
+    FormatError
+        On a malformed token, naming ``fname`` and the 1-based line number.
+
+    Examples
+    --------
+    >>> y, x, n = parse_libsvm_chunk(b"1 0:0.5 3:2\\n0 2:1\\n", 4)
+    >>> y.tolist(), x.indices.tolist(), x.indptr.tolist(), n
+    ([1.0, 0.0], [0, 3, 2], [0, 2, 3], 2)
+    """
+    b = _as_u8(buf)
+    num_features = int(num_features)
+    probe = np.empty(0, np.float64 if np.dtype(dtype) == np.float64 else np.float32)
+    labels, data, indices, indptr, seg_lines, res = _parse_segments(
+        b, _segment_bounds(b), num_features, _POW10, probe)
+    bad = np.flatnonzero(res[:, 2])
+    if len(bad):
+        s = int(bad[0])
+        err, err_line, err_pos = (int(v) for v in res[s, 2:5])
+        line_no = first_line_no + int(seg_lines[:s].sum()) + err_line
+        what = _MESSAGES[err].format(tok=_token_text(b, err_pos), nf=num_features)
+        raise FormatError(f"{fname}:{line_no}: malformed LibSVM line: {what}")
+    lines = int(seg_lines.sum())
+    rows = len(labels)
+    if res[:, 5].any():
+        _sort_rows(data, indices, indptr)
+    if data.dtype != np.dtype(dtype):
+        data = data.astype(dtype)
+    return labels, CSR(data, indices, indptr, (rows, num_features)), lines
+
+
+def _line_start_at_or_after(f, pos: int, size: int, block: int = 1 << 16) -> int:
+    """Offset of the first line start >= ``pos`` (a line starts at 0 or after a newline)."""
+    if pos <= 0:
+        return 0
+    if pos >= size:
+        return size
+    f.seek(pos - 1)
+    off = pos - 1
+    while True:
+        blk = f.read(block)
+        if not blk:
+            return size
+        k = blk.find(b"\n")
+        if k >= 0:
+            return off + k + 1
+        off += len(blk)
+
+
+class LibSVMReader:
+    """Stream a LibSVM file as (labels, CSR) chunks split at line boundaries.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    num_features : int
+        Number of columns of every CSR chunk.
+    chunk_bytes : int
+        Bytes read per chunk (a line longer than this is read whole).
+    num_parts, part_index : int
+        Read only part ``part_index`` of ``num_parts``: the lines that start in the byte
+        range ``[k*size/n, (k+1)*size/n)``, like MXNet's InputSplit. Parts are uneven in
+        rows; together they cover every line exactly once.
+    dtype : numpy dtype
+        dtype of the CSR values.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.libsvm")
+    >>> _ = open(p, "w").write("1 0:1\\n0 1:2\\n")
+    >>> [x.shape for _, x in LibSVMReader(p, 3)]
+    [(2, 3)]
+    """
+
+    def __init__(self, path, num_features, chunk_bytes=16 << 20, num_parts=1, part_index=0,
+                 dtype=np.float32):
+        if num_parts < 1 or not 0 <= part_index < num_parts:
+            raise ValueError(f"LibSVMReader: part_index must be in [0, num_parts={num_parts}), "
+                             f"got {part_index}")
+        if chunk_bytes < 1:
+            raise ValueError(f"LibSVMReader: chunk_bytes must be positive, got {chunk_bytes}")
+        self.path = os.fspath(path)
+        self.num_features = int(num_features)
+        self.chunk_bytes = int(chunk_bytes)
+        self.num_parts = int(num_parts)
+        self.part_index = int(part_index)
+        self.dtype = dtype
+        self.size = os.path.getsize(self.path)
+        with open(self.path, "rb") as f:
+            lo = self.part_index * self.size // self.num_parts
+            hi = (self.part_index + 1) * self.size // self.num_parts
+            self.begin = _line_start_at_or_after(f, lo, self.size)
+            self.end = _line_start_at_or_after(f, hi, self.size)
+        self._first_line_no = None if self.begin else 1
+
+    @property
+    def first_line_no(self) -> int:
+        """1-based line number of the part's first line (counted lazily: errors only)."""
+        if self._first_line_no is None:
+            with open(self.path, "rb") as f:
+                self._first_line_no = 1 + self._count_newlines(f, self.begin)
+        return self._first_line_no
+
+    def _count_newlines(self, f, upto: int) -> int:
+        f.seek(0)
+        total, left = 0, upto
+        while left > 0:
+            blk = f.read(min(left, 1 << 24))
+            if not blk:
+                break
+            total += blk.count(b"\n")
+            left -= len(blk)
+        return total
+
+    def __iter__(self):
+        line_no = 1  # relative to the part's first line; made absolute only for errors
+        with open(self.path, "rb") as f:
+            f.seek(self.begin)
+            pos = self.begin
+            carry = b""
+            while pos < self.end or carry:
+                want = min(self.chunk_bytes, self.end - pos)
+                blk = f.read(want) if want > 0 else b""
+                pos += len(blk)
+                buf = carry + blk if carry else blk
+                if pos >= self.end:
+                    cut = len(buf)  # the part's last line (may lack a newline)
+                else:
+                    cut = buf.rfind(b"\n") + 1
+                    if cut == 0:  # a line longer than the chunk: read on
+                        carry = buf
+                        continue
+                carry = buf[cut:]
+                if cut == 0:
+                    break
+                chunk = memoryview(buf)[:cut]
+                try:
+                    labels, csr, lines = parse_libsvm_chunk(
+                        chunk, self.num_features, self.path, line_no, self.dtype)
+                except FormatError:
+                    if self.begin == 0:
+                        raise
+                    # re-parse to name the absolute line number
+                    parse_libsvm_chunk(chunk, self.num_features, self.path,
+                                       line_no + self.first_line_no - 1, self.dtype)
+                    raise
+                line_no += lines
+                if csr.shape[0]:
+                    yield labels, csr

@@ -1,0 +1,167 @@
+"""LibSVM parsing kernel and the streaming/partitioned reader."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sparsym.base import FormatError
+from sparsym.kernels.libsvm import LibSVMReader, count_lines, parse_libsvm_chunk
+from sparsym.storage import todense
+
+SMALL = (
+    "1 0:0.5 3:2\n"
+    "\n"
+    "0 2:1e-1\r\n"
+    "   \t\n"
+    "# comment line\n"
+    "-1.5,3 1:-2 4:.25  # trailing comment\n"
+    "2 \n"
+    "0:3 qid:7 0:1 4:+3E2\n"
+)
+
+
+def test_small_file_expected_csr():
+    y, x, n = parse_libsvm_chunk(SMALL.encode(), 5, "small.txt", 1)
+    assert n == 8
+    assert y.dtype == np.float32
+    # the last line is 'label:weight' (dmlc-core), so the label is 0
+    np.testing.assert_array_equal(y, [1.0, 0.0, -1.5, 2.0, 0.0])
+    assert x.shape == (5, 5)
+    assert x.indices.dtype == np.int64 and x.indptr.dtype == np.int64
+    np.testing.assert_array_equal(x.indptr, [0, 2, 3, 5, 5, 7])
+    np.testing.assert_array_equal(x.indices, [0, 3, 2, 1, 4, 0, 4])
+    np.testing.assert_allclose(x.data, [0.5, 2, 0.1, -2, 0.25, 1, 300], rtol=1e-7)
+    dense = todense(x)
+    assert dense[2, 1] == -2 and dense[4, 4] == 300
+
+
+def test_dtype_and_no_trailing_newline():
+    y, x, n = parse_libsvm_chunk(b"1 0:0.1 2:3", 3, dtype=np.float64)
+    assert n == 1 and x.data.dtype == np.float64
+    assert x.data[0] == 0.1  # exact decimal conversion on the fast path
+    y, x, n = parse_libsvm_chunk(np.frombuffer(b"0 1:1\n", np.uint8), 3)
+    assert n == 1 and x.nnz == 1
+
+
+def test_empty_and_blank_buffers():
+    for buf in (b"", b"\n\n", b"  \r\n# only comments\n"):
+        y, x, n = parse_libsvm_chunk(buf, 4)
+        assert x.shape == (0, 4) and len(y) == 0 and len(x.indptr) == 1
+        assert n == count_lines(buf)
+
+
+def test_unsorted_row_is_sorted():
+    y, x, _ = parse_libsvm_chunk(b"1 5:5 1:1 3:3\n0 2:2 0:0.5\n", 6)
+    np.testing.assert_array_equal(x.indices, [1, 3, 5, 0, 2])
+    np.testing.assert_array_equal(x.data, [1, 3, 5, 0.5, 2])
+
+
+BAD = [
+    ("x 1:1", "label"),
+    ("1 a:1", "index"),
+    ("1 3", "missing ':'"),
+    ("1 3:x", "not a number"),
+    ("1 3:", "not a number"),
+    ("1 3:1:2", "not a number"),
+    ("1 9:1", "out of range"),
+    ("1 -1:2", "negative"),
+    ("1 1.5:2", "index"),
+    ("1 2:1e", "not a number"),
+    ("1x 2:1", "label"),
+]
+
+
+@pytest.mark.parametrize("line, what", BAD)
+def test_malformed_names_file_and_line(line, what):
+    buf = ("1 0:1\n\n0 1:1\n" + line + "\n1 2:2\n").encode()
+    with pytest.raises(FormatError) as e:
+        parse_libsvm_chunk(buf, 5, "data.libsvm", 10)
+    msg = str(e.value)
+    assert "data.libsvm:13" in msg and what in msg
+
+
+def test_malformed_line_number_in_later_segment(monkeypatch):
+    # a buffer big enough to be split into parallel segments: the line number stays absolute
+    good = b"1 0:1 3:1\n" * 150_000
+    buf = good + b"0 4:zz\n"
+    with pytest.raises(FormatError, match=r"big.txt:150001:"):
+        parse_libsvm_chunk(buf, 5, "big.txt", 1)
+    y, x, n = parse_libsvm_chunk(good, 5)
+    assert x.shape == (150_000, 5) and n == 150_000 and x.nnz == 300_000
+    np.testing.assert_array_equal(x.indptr[-3:], [299_996, 299_998, 300_000])
+
+
+def _write(tmp_path, text, name="f.libsvm"):
+    p = tmp_path / name
+    p.write_bytes(text.encode())
+    return str(p)
+
+
+def _random_text(rng, rows, nf):
+    lines = []
+    for r in range(rows):
+        k = rng.integers(0, 6)
+        idx = np.sort(rng.choice(nf, k, replace=False))
+        toks = " ".join(f"{i}:{rng.integers(1, 9)}" for i in idx)
+        lines.append(f"{r % 2} {toks}")
+        if rng.random() < 0.1:
+            lines.append("")
+    return "\n".join(lines) + ("\n" if rng.random() < 0.5 else "")
+
+
+def _concat(chunks, nf):
+    ys = [y for y, _ in chunks]
+    xs = [todense(x) for _, x in chunks]
+    if not xs:
+        return np.zeros(0, np.float32), np.zeros((0, nf), np.float32)
+    return np.concatenate(ys), np.vstack(xs)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 7, 64, 1 << 20])
+def test_chunked_reading_equals_whole(tmp_path, chunk):
+    rng = np.random.default_rng(chunk)
+    text = _random_text(rng, 60, 12)
+    p = _write(tmp_path, text)
+    y0, x0, _ = parse_libsvm_chunk(text.encode(), 12)
+    y1, x1 = _concat(list(LibSVMReader(p, 12, chunk_bytes=chunk)), 12)
+    np.testing.assert_array_equal(y0, y1)
+    np.testing.assert_array_equal(todense(x0), x1)
+
+
+@pytest.mark.parametrize("num_parts", [1, 2, 3, 5, 17])
+def test_parts_cover_every_line_once(tmp_path, num_parts):
+    rng = np.random.default_rng(num_parts)
+    # labels number the rows so the union can be checked exactly
+    lines = [f"{r} {r % 7}:1" for r in range(50)]
+    text = "\n".join(lines) + "\n"
+    p = _write(tmp_path, text)
+    seen = []
+    for k in range(num_parts):
+        for y, x in LibSVMReader(p, 7, chunk_bytes=int(rng.integers(1, 40)),
+                                 num_parts=num_parts, part_index=k):
+            seen.extend(y.astype(int).tolist())
+            np.testing.assert_array_equal(x.indices, (y.astype(int) % 7))
+    assert sorted(seen) == list(range(50))
+    assert seen == list(range(50))  # parts are contiguous and in order
+
+
+def test_reader_error_names_absolute_line(tmp_path):
+    text = "".join(f"1 {i % 3}:1\n" for i in range(40)) + "1 7:1\n" + "0 1:1\n" * 5
+    p = _write(tmp_path, text, "bad.libsvm")
+    for parts in (1, 3):
+        with pytest.raises(FormatError, match=r"bad.libsvm:41: .*out of range"):
+            for k in range(parts):
+                for _ in LibSVMReader(p, 3, chunk_bytes=16, num_parts=parts, part_index=k):
+                    pass
+
+
+def test_reader_rejects_bad_part(tmp_path):
+    p = _write(tmp_path, "1 0:1\n")
+    with pytest.raises(ValueError):
+        LibSVMReader(p, 3, num_parts=2, part_index=2)
+
+
+def test_label_file_variant():
+    # label_libsvm files: the feature part is the label CSR
+    _, lab, _ = parse_libsvm_chunk(b"0 0:1 2:1\n0 1:1\n", 3)
+    np.testing.assert_array_equal(todense(lab), [[1, 0, 1], [0, 1, 0]])
