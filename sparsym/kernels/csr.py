@@ -1,15 +1,100 @@
-"""CSR kernels over :class:`sparsym.storage.CSR` (int64 indices/indptr)."""
+"""CSR kernels over :class:`sparsym.storage.CSR` (int64 indices/indptr).
+
+Every kernel is a pure function: raw values in, NEW raw values out. Outputs may
+alias the *structure* arrays (indices/indptr) of an input when the docstring says
+so; data arrays are never shared with an input unless stated. "canonical" means
+column indices sorted and unique within every row.
+"""
 from __future__ import annotations
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from ..storage import CSR, IDX
+from ..base import ShapeError
+from ..storage import CSR, IDX, RSP
+
+# Above this many output rows per call a dense position map costs more than it saves.
+_MAP_FACTOR = 8
+
+
+# ----------------------------------------------------------------------------- helpers
+def _common(*dtypes):
+    return np.result_type(*dtypes)
+
+
+def _as(x, dt):
+    return np.ascontiguousarray(x, dtype=dt)
+
+
+def _rows2(x, lead):
+    """View x as (lead, rest) even when sizes are 0 (numpy cannot infer -1 then)."""
+    return x.reshape(lead, int(np.prod(x.shape[1:], dtype=np.int64)))
+
+
+def _cols2(x, last):
+    """View x as (rest, last), contracting on the last axis."""
+    return x.reshape(int(np.prod(x.shape[:-1], dtype=np.int64)), last)
+
+
+def _row_ids(a: CSR) -> np.ndarray:
+    return np.repeat(np.arange(a.shape[0], dtype=IDX), np.diff(a.indptr))
 
 
 @njit(cache=True)
+def _bsearch(keys, x):
+    """Position of x in sorted keys, -1 if absent."""
+    lo = 0
+    hi = keys.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < keys.shape[0] and keys[lo] == x:
+        return lo
+    return -1
+
+
+@njit(cache=True)
+def _colmap_pos(indices, n):
+    """Dense-map variant of _unique_cols (index-only, compiled once)."""
+    cmap = np.zeros(n, dtype=np.int64)
+    for p in range(indices.shape[0]):
+        cmap[indices[p]] = 1
+    nu = 0
+    for c in range(n):
+        nu += cmap[c]
+    # branch-free fill: about half the columns are present, so a branch mispredicts a lot
+    uniq = np.empty(nu + 1, dtype=np.int64)
+    u = 0
+    for c in range(n):
+        f = cmap[c]
+        uniq[u] = c
+        cmap[c] = u
+        u += f
+    uniq = uniq[:nu]
+    pos = np.empty(indices.shape[0], dtype=np.int64)
+    for p in range(indices.shape[0]):
+        pos[p] = cmap[indices[p]]
+    return uniq, pos
+
+
+def _unique_cols(indices, n):
+    """Sorted unique values of ``indices`` (in [0, n)) and each entry's position among them."""
+    if len(indices) == 0:
+        return np.zeros(0, IDX), np.zeros(0, IDX)
+    if n <= _MAP_FACTOR * len(indices) + 1024:
+        return _colmap_pos(indices, n)
+    uniq, inv = np.unique(indices, return_inverse=True)
+    return uniq.astype(IDX, copy=False), inv.astype(IDX, copy=False).reshape(-1)
+
+
+# ----------------------------------------------------------------------------- casts
+@njit(parallel=True, cache=True)
 def _scatter_rows(data, indices, indptr, out):
-    for i in range(len(indptr) - 1):
+    for i in prange(len(indptr) - 1):
         for k in range(indptr[i], indptr[i + 1]):
             out[i, indices[k]] += data[k]
 
@@ -22,9 +107,647 @@ def csr_to_dense(a: CSR) -> np.ndarray:
     return out
 
 
+@njit(parallel=True, cache=True)
+def _dense_count(x, cnt):
+    for i in prange(x.shape[0]):
+        c = 0
+        for j in range(x.shape[1]):
+            if x[i, j] != 0:
+                c += 1
+        cnt[i + 1] = c
+
+
+@njit(parallel=True, cache=True)
+def _dense_fill(x, indptr, data, indices):
+    for i in prange(x.shape[0]):
+        p = indptr[i]
+        for j in range(x.shape[1]):
+            v = x[i, j]
+            if v != 0:
+                data[p] = v
+                indices[p] = j
+                p += 1
+
+
 def dense_to_csr(x: np.ndarray) -> CSR:
     """Compress a 2-D array; output columns sorted, explicit zeros dropped."""
-    rows, cols = np.nonzero(x)
-    indptr = np.zeros(x.shape[0] + 1, dtype=IDX)
-    np.cumsum(np.bincount(rows, minlength=x.shape[0]), out=indptr[1:])
-    return CSR(np.ascontiguousarray(x[rows, cols]), cols.astype(IDX), indptr, x.shape)
+    x = np.ascontiguousarray(x)
+    m = x.shape[0]
+    indptr = np.zeros(m + 1, dtype=IDX)
+    if x.size == 0:
+        return CSR(np.zeros(0, x.dtype), np.zeros(0, IDX), indptr, x.shape)
+    _dense_count(x, indptr)
+    np.cumsum(indptr, out=indptr)
+    nnz = int(indptr[-1])
+    data = np.empty(nnz, dtype=x.dtype)
+    indices = np.empty(nnz, dtype=IDX)
+    if nnz:
+        _dense_fill(x, indptr, data, indices)
+    return CSR(data, indices, indptr, x.shape)
+
+
+def canonicalize_csr(a: CSR) -> CSR:
+    """Any column order/duplicates in; output canonical (sorted unique, dups summed, zeros kept)."""
+    m, n = a.shape
+    nnz = a.nnz
+    if nnz == 0:
+        return CSR(a.data[:0].copy(), np.zeros(0, IDX), np.zeros(m + 1, IDX), a.shape)
+    rows = _row_ids(a)
+    cols = np.asarray(a.indices[:nnz], dtype=IDX)
+    key = rows * max(n, 1) + cols
+    data = a.data[:nnz]
+    if np.any(key[1:] <= key[:-1]):
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        data = data[order]
+        first = np.empty(nnz, dtype=np.bool_)
+        first[0] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        data = np.add.reduceat(data, starts) if len(starts) < nnz else data
+        key = key[starts]
+    else:
+        data = data.copy()
+    new_rows = key // max(n, 1)
+    indptr = np.zeros(m + 1, dtype=IDX)
+    np.cumsum(np.bincount(new_rows, minlength=m), out=indptr[1:])
+    return CSR(np.ascontiguousarray(data), (key - new_rows * max(n, 1)).astype(IDX), indptr,
+               a.shape)
+
+
+# ----------------------------------------------------------------------------- dot
+# Below this much work (multiply-adds + rows) a parallel launch costs more than it saves,
+# and on a busy machine a descheduled worker thread stalls the whole region.
+_PAR_MIN_WORK = 1 << 16
+
+
+@njit(cache=True)
+def _mv_rows(lo, hi, data, indices, indptr, b, out):
+    for i in range(lo, hi):
+        s = out[i]  # out is zero-initialised: gives a typed zero
+        for p in range(indptr[i], indptr[i + 1]):
+            s += data[p] * b[indices[p]]
+        out[i] = s
+
+
+@njit(cache=True)
+def _mm_rows(lo, hi, data, indices, indptr, b, out, cmap, wrows, mode):
+    # mode 0: b row = column; 1: b row = cmap[column] (-1 absent); 2: binary search in wrows
+    k = b.shape[1]
+    for i in range(lo, hi):
+        row = out[i]
+        row[:] = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            c = indices[p]
+            if mode == 1:
+                c = cmap[c]
+            elif mode == 2:
+                c = _bsearch(wrows, c)
+            if c >= 0:
+                v = data[p]
+                src = b[c]
+                for j in range(k):
+                    row[j] += v * src[j]
+
+
+@njit(parallel=True, cache=True)
+def _mv_par(bounds, data, indices, indptr, b, out):
+    for c in prange(len(bounds) - 1):
+        _mv_rows(bounds[c], bounds[c + 1], data, indices, indptr, b, out)
+
+
+@njit(parallel=True, cache=True)
+def _mm_par(bounds, data, indices, indptr, b, out, cmap, wrows, mode):
+    for c in prange(len(bounds) - 1):
+        _mm_rows(bounds[c], bounds[c + 1], data, indices, indptr, b, out, cmap, wrows, mode)
+
+
+def _row_blocks(indptr, work):
+    """Row boundaries splitting the rows into nnz-balanced blocks, or None to run serially."""
+    m = len(indptr) - 1
+    nt = numba.get_num_threads()
+    if nt < 2 or m < 2 or work < _PAR_MIN_WORK:
+        return None
+    nb = min(m, 4 * nt)
+    nnz = int(indptr[-1])
+    # balance on nnz + rows so runs of empty rows still count for something
+    targets = np.linspace(0, nnz + m, nb + 1)
+    cost = indptr + np.arange(m + 1, dtype=IDX)
+    bounds = np.unique(np.searchsorted(cost, targets).astype(IDX))
+    bounds[0], bounds[-1] = 0, m
+    return bounds
+
+
+_NO_IDX = np.zeros(0, dtype=IDX)
+
+
+def _spmm(data, a: CSR, b2, out, cmap=_NO_IDX, wrows=_NO_IDX, mode=0):
+    """out[i] = sum_p data[p] * b2[lookup(indices[p])]; out fully overwritten."""
+    k = b2.shape[1]
+    bounds = _row_blocks(a.indptr, a.nnz * max(k, 1) + a.shape[0])
+    if k == 1 and mode == 0:
+        o1 = out.reshape(-1)
+        o1[:] = 0
+        b1 = b2.reshape(-1)
+        if bounds is None:
+            _mv_rows(0, a.shape[0], data, a.indices, a.indptr, b1, o1)
+        else:
+            _mv_par(bounds, data, a.indices, a.indptr, b1, o1)
+    elif bounds is None:
+        _mm_rows(0, a.shape[0], data, a.indices, a.indptr, b2, out, cmap, wrows, mode)
+    else:
+        _mm_par(bounds, data, a.indices, a.indptr, b2, out, cmap, wrows, mode)
+
+
+def dot_csr_dns(a: CSR, b: np.ndarray) -> np.ndarray:
+    """a @ b for dense 1-D/2-D b; csr columns may be unsorted/duplicated (summed)."""
+    m, n = a.shape
+    if b.shape[0] != n:
+        raise ShapeError(f"dot(csr, dense): inner dimensions differ, {a.shape} vs {b.shape}")
+    dt = _common(a.data.dtype, b.dtype)
+    bb = _as(_rows2(b, n), dt)
+    out = np.empty((m, bb.shape[1]), dtype=dt)
+    if bb.shape[1]:
+        _spmm(_as(a.data, dt), a, bb, out)
+    return out.reshape((m,) + b.shape[1:])
+
+
+@njit(cache=True)
+def _dot_csrT_scatter(data, indices, indptr, b, pos, out):
+    # out[pos[p]] += data[p] * b[row(p)]; serial because output rows collide
+    k = b.shape[1]
+    for i in range(len(indptr) - 1):
+        src = b[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            dst = out[pos[p]]
+            for j in range(k):
+                dst[j] += v * src[j]
+
+
+def _prep_T(a: CSR, b: np.ndarray, what):
+    m, n = a.shape
+    if b.shape[0] != m:
+        raise ShapeError(f"{what}: a.T @ b needs b.shape[0] == {m}, got {b.shape}")
+    dt = _common(a.data.dtype, b.dtype)
+    return dt, _as(a.data, dt), _as(_rows2(b, m), dt)
+
+
+def dot_csrT_dns(a: CSR, b: np.ndarray) -> np.ndarray:
+    """a.T @ b as dense; csr columns may be unsorted/duplicated."""
+    dt, data, bb = _prep_T(a, b, "dot(csr.T, dense)")
+    n = a.shape[1]
+    out = np.zeros((n, bb.shape[1]), dtype=dt)
+    if a.nnz and bb.shape[1]:
+        _dot_csrT_scatter(data, a.indices, a.indptr, bb, a.indices, out)
+    return out.reshape((n,) + b.shape[1:])
+
+
+def dot_csrT_dns_rsp(a: CSR, b: np.ndarray):
+    """a.T @ b as row_sparse; rows = sorted unique columns stored in a (structural, zeros kept)."""
+    dt, data, bb = _prep_T(a, b, "dot(csr.T, dense)")
+    n = a.shape[1]
+    uniq, pos = _unique_cols(a.indices[:a.nnz], n)
+    out = np.zeros((len(uniq), bb.shape[1]), dtype=dt)
+    if a.nnz and bb.shape[1]:
+        _dot_csrT_scatter(data, a.indices, a.indptr, bb, pos, out)
+    return RSP(out.reshape((len(uniq),) + b.shape[1:]), uniq, (n,) + b.shape[1:])
+
+
+def dot_csr_rsp(a: CSR, w) -> np.ndarray:
+    """a @ w as dense; w canonical row_sparse (missing rows are zero); a any column order."""
+    m, n = a.shape
+    if w.shape[0] != n:
+        raise ShapeError(f"dot(csr, row_sparse): inner dimensions differ, {a.shape} vs {w.shape}")
+    tail = tuple(w.shape[1:])
+    nnr = len(w.indices)
+    if nnr == n:  # every row present: sorted unique ids are exactly 0..n-1
+        return dot_csr_dns(a, w.data)
+    dt = _common(a.data.dtype, w.data.dtype)
+    wd = _as(_rows2(w.data, nnr), dt)
+    out = np.empty((m, wd.shape[1]), dtype=dt)
+    if nnr == 0 or a.nnz == 0 or wd.shape[1] == 0:
+        out[:] = 0
+    elif n <= _MAP_FACTOR * a.nnz + 1024:
+        cmap = np.full(n, -1, dtype=IDX)
+        cmap[w.indices] = np.arange(nnr, dtype=IDX)
+        _spmm(_as(a.data, dt), a, wd, out, cmap=cmap, mode=1)
+    else:
+        _spmm(_as(a.data, dt), a, wd, out, wrows=_as(w.indices, IDX), mode=2)
+    return out.reshape((m,) + tail)
+
+
+def dot_csrT_rsp_rsp(a: CSR, w):
+    """a.T @ w as row_sparse; w canonical; out rows = sorted unique cols of a's rows in w."""
+    m, n = a.shape
+    if w.shape[0] != m:
+        raise ShapeError(f"dot(csr.T, row_sparse): a.T @ w needs w.shape[0] == {m}, got {w.shape}")
+    tail = tuple(w.shape[1:])
+    dt = _common(a.data.dtype, w.data.dtype)
+    nnr = len(w.indices)
+    wd = _as(_rows2(w.data, nnr), dt)
+    sub = take_rows_csr(a, w.indices)  # row q of sub pairs with row q of w.data
+    if sub.nnz == 0:
+        return RSP(np.zeros((0,) + tail, dt), np.zeros(0, IDX), (n,) + tail)
+    uniq, pos = _unique_cols(sub.indices, n)
+    out = np.zeros((len(uniq), wd.shape[1]), dtype=dt)
+    _dot_csrT_scatter(_as(sub.data, dt), sub.indices, sub.indptr, wd, pos, out)
+    return RSP(out.reshape((len(uniq),) + tail), uniq, (n,) + tail)
+
+
+@njit(parallel=True, cache=True)
+def _dot_dns_csr(x, data, indices, indptr, out):
+    # out[r] = x[r] @ a: each output row is independent
+    for r in prange(x.shape[0]):
+        row = out[r]
+        row[:] = 0
+        xr = x[r]
+        for i in range(len(indptr) - 1):
+            xv = xr[i]
+            if xv != 0:
+                for p in range(indptr[i], indptr[i + 1]):
+                    row[indices[p]] += xv * data[p]
+
+
+def _prep_dns_csr(x, a, what):
+    m, n = a.shape
+    if x.shape[-1] != m:
+        raise ShapeError(f"{what}: inner dimensions differ, {x.shape} vs {a.shape}")
+    dt = _common(x.dtype, a.data.dtype)
+    return dt, _as(_cols2(x, m), dt), _as(a.data, dt)
+
+
+def dot_dns_csr(x: np.ndarray, a: CSR) -> np.ndarray:
+    """x @ a as dense (x 1-D or N-D, contracted on its last axis); csr any column order."""
+    dt, xx, data = _prep_dns_csr(x, a, "dot(dense, csr)")
+    out = np.empty((xx.shape[0], a.shape[1]), dtype=dt)
+    _dot_dns_csr(xx, data, a.indices, a.indptr, out)
+    return out.reshape(x.shape[:-1] + (a.shape[1],))
+
+
+def dot_dns_csr_csr(x: np.ndarray, a: CSR) -> CSR:
+    """x @ a (x 2-D) as csr; each row stores every column present in a, sorted (MXNet CPU)."""
+    if x.ndim != 2:
+        raise ShapeError(f"dot(dense, csr) -> csr needs a 2-D lhs, got shape {x.shape}")
+    dt, xx, data = _prep_dns_csr(x, a, "dot(dense, csr)")
+    p = xx.shape[0]
+    uniq, pos = _unique_cols(a.indices[:a.nnz], a.shape[1])
+    nnc = len(uniq)
+    out = np.empty((p, nnc), dtype=dt)
+    _dot_dns_csr(xx, data[:a.nnz], pos, a.indptr, out)
+    indptr = np.arange(p + 1, dtype=IDX) * nnc
+    return CSR(out.reshape(-1), np.tile(uniq, p), indptr, (p, a.shape[1]))
+
+
+@njit(parallel=True, cache=True)
+def _dot_dns_csrT(x, data, indices, indptr, outT):
+    # outT[i, r] = sum_p a[i, c_p] * x[r, c_p]
+    nr = x.shape[0]
+    for i in prange(len(indptr) - 1):
+        row = outT[i]
+        row[:] = 0
+        for p in range(indptr[i], indptr[i + 1]):
+            v = data[p]
+            c = indices[p]
+            for r in range(nr):
+                row[r] += v * x[r, c]
+
+
+def dot_dns_csrT(x: np.ndarray, a: CSR) -> np.ndarray:
+    """x @ a.T as dense (x 1-D or N-D, contracted on its last axis); csr any column order."""
+    m, n = a.shape
+    if x.shape[-1] != n:
+        raise ShapeError(f"dot(dense, csr.T): inner dimensions differ, {x.shape} vs {a.shape}.T")
+    if x.ndim == 1:
+        return dot_csr_dns(a, x)
+    dt = _common(x.dtype, a.data.dtype)
+    xx = _as(_cols2(x, n), dt)
+    outT = np.empty((m, xx.shape[0]), dtype=dt)
+    _dot_dns_csrT(xx, _as(a.data, dt), a.indices, a.indptr, outT)
+    return np.ascontiguousarray(outT.T).reshape(x.shape[:-1] + (m,))
+
+
+# ----------------------------------------------------------------------------- slicing
+def slice_rows(a: CSR, begin, end) -> CSR:
+    """Rows [begin, end) (Python slice rules); indices/data are views of a, indptr is new."""
+    b, e, _ = slice(begin, end).indices(a.shape[0])
+    e = max(b, e)
+    indptr = a.indptr[b:e + 1] - a.indptr[b]
+    lo, hi = int(a.indptr[b]), int(a.indptr[e])
+    return CSR(a.data[lo:hi], a.indices[lo:hi], indptr, (e - b, a.shape[1]))
+
+
+def slice_csr(a: CSR, begin, end) -> CSR:
+    """2-D slice a[r0:r1, c0:c1] (None entries allowed); columns renumbered, order of a kept."""
+    r0, c0 = (tuple(begin) + (None, None))[:2]
+    r1, c1 = (tuple(end) + (None, None))[:2]
+    sub = slice_rows(a, r0, r1)
+    c0, c1, _ = slice(c0, c1).indices(a.shape[1])
+    c1 = max(c0, c1)
+    if c0 == 0 and c1 == a.shape[1]:
+        return CSR(sub.data.copy(), sub.indices.copy(), sub.indptr, sub.shape)
+    ind = sub.indices
+    mask = (ind >= c0) & (ind < c1)
+    cm = np.zeros(len(ind) + 1, dtype=IDX)
+    np.cumsum(mask, out=cm[1:])
+    return CSR(sub.data[mask], (ind[mask] - c0).astype(IDX), cm[sub.indptr],
+               (sub.shape[0], c1 - c0))
+
+
+def take_rows_csr(a: CSR, idx) -> CSR:
+    """Rows idx (in order, repeats ok, negatives wrap) as a new csr; per-row column order kept."""
+    m = a.shape[0]
+    idx = np.asarray(idx, dtype=IDX).reshape(-1)
+    if len(idx) and (idx.min() < -m or idx.max() >= m):
+        raise IndexError(f"take_rows_csr: row index out of range [-{m}, {m})")
+    idx = np.where(idx < 0, idx + m, idx)
+    lens = a.indptr[idx + 1] - a.indptr[idx]
+    indptr = np.zeros(len(idx) + 1, dtype=IDX)
+    np.cumsum(lens, out=indptr[1:])
+    src = np.empty(int(indptr[-1]), dtype=IDX)
+    if len(src):
+        _gather_pos(a.indptr, idx, indptr, src)
+    return CSR(a.data[src], a.indices[src].astype(IDX, copy=False), indptr,
+               (len(idx), a.shape[1]))
+
+
+@njit(parallel=True, cache=True)
+def _gather_pos(indptr, idx, out_ptr, src):
+    # index-only (dtype independent): source position of every output entry
+    for r in prange(len(idx)):
+        s = indptr[idx[r]]
+        o = out_ptr[r]
+        for t in range(out_ptr[r + 1] - o):
+            src[o + t] = s + t
+
+
+def concat_rows_csr(arrs) -> CSR:
+    """Concatenate along dim 0; column order of each input kept; output owns new arrays."""
+    arrs = list(arrs)
+    if not arrs:
+        raise ShapeError("concat_rows_csr: need at least one array")
+    n = arrs[0].shape[1]
+    for x in arrs:
+        if x.shape[1] != n:
+            raise ShapeError(f"concat_rows_csr: column counts differ, {arrs[0].shape} vs {x.shape}")
+    dt = _common(*[x.data.dtype for x in arrs])
+    data = np.concatenate([x.data[:x.nnz] for x in arrs]).astype(dt, copy=False)
+    indices = np.concatenate([x.indices[:x.nnz] for x in arrs]).astype(IDX, copy=False)
+    parts = [np.zeros(1, IDX)]
+    off = 0
+    for x in arrs:
+        parts.append(x.indptr[1:] + off)
+        off += x.nnz
+    m = sum(x.shape[0] for x in arrs)
+    return CSR(data, indices, np.concatenate(parts).astype(IDX, copy=False), (m, n))
+
+
+# ----------------------------------------------------------------------------- elementwise
+def map_values(a: CSR, fn) -> CSR:
+    """fn (zero-preserving ufunc) on stored values; indices/indptr alias a, data is new."""
+    return CSR(np.asarray(fn(a.data)), a.indices, a.indptr, a.shape)
+
+
+@njit(parallel=True, cache=True)
+def _union_count(ai, ap, bi, bp, cnt):
+    for i in prange(len(ap) - 1):
+        p, pe, q, qe = ap[i], ap[i + 1], bp[i], bp[i + 1]
+        c = 0
+        while p < pe and q < qe:
+            if ai[p] < bi[q]:
+                p += 1
+            elif ai[p] > bi[q]:
+                q += 1
+            else:
+                p += 1
+                q += 1
+            c += 1
+        cnt[i + 1] = c + (pe - p) + (qe - q)
+
+
+@njit(parallel=True, cache=True)
+def _union_fill(ai, ap, bi, bp, op, oi, sa, sb):
+    # index-only: output column plus source position in a / b (-1 when absent)
+    for i in prange(len(ap) - 1):
+        p, pe, q, qe = ap[i], ap[i + 1], bp[i], bp[i + 1]
+        o = op[i]
+        while p < pe or q < qe:
+            if q >= qe or (p < pe and ai[p] < bi[q]):
+                oi[o] = ai[p]
+                sa[o] = p
+                sb[o] = -1
+                p += 1
+            elif p >= pe or ai[p] > bi[q]:
+                oi[o] = bi[q]
+                sa[o] = -1
+                sb[o] = q
+                q += 1
+            else:
+                oi[o] = ai[p]
+                sa[o] = p
+                sb[o] = q
+                p += 1
+                q += 1
+            o += 1
+
+
+@njit(parallel=True, cache=True)
+def _inter_count(ai, ap, bi, bp, cnt):
+    for i in prange(len(ap) - 1):
+        p, pe, q, qe = ap[i], ap[i + 1], bp[i], bp[i + 1]
+        c = 0
+        while p < pe and q < qe:
+            if ai[p] < bi[q]:
+                p += 1
+            elif ai[p] > bi[q]:
+                q += 1
+            else:
+                c += 1
+                p += 1
+                q += 1
+        cnt[i + 1] = c
+
+
+@njit(parallel=True, cache=True)
+def _inter_fill(ai, ap, bi, bp, op, oi, sa, sb):
+    # index-only: output column plus source positions in a and b
+    for i in prange(len(ap) - 1):
+        p, pe, q, qe = ap[i], ap[i + 1], bp[i], bp[i + 1]
+        o = op[i]
+        while p < pe and q < qe:
+            if ai[p] < bi[q]:
+                p += 1
+            elif ai[p] > bi[q]:
+                q += 1
+            else:
+                oi[o] = ai[p]
+                sa[o] = p
+                sb[o] = q
+                o += 1
+                p += 1
+                q += 1
+
+
+def _check_same(a, b, what):
+    if tuple(a.shape) != tuple(b.shape):
+        raise ShapeError(f"{what}: shapes differ, {tuple(a.shape)} vs {tuple(b.shape)}")
+
+
+def add_csr_csr(a: CSR, b: CSR, alpha=1.0, beta=1.0) -> CSR:
+    """alpha*a + beta*b; inputs canonical; output canonical on the union structure (zeros kept)."""
+    _check_same(a, b, "add(csr, csr)")
+    dt = _common(a.data.dtype, b.data.dtype)
+    m = a.shape[0]
+    indptr = np.zeros(m + 1, dtype=IDX)
+    if m:
+        _union_count(a.indices, a.indptr, b.indices, b.indptr, indptr)
+    np.cumsum(indptr, out=indptr)
+    nnz = int(indptr[-1])
+    indices = np.empty(nnz, dtype=IDX)
+    sa = np.empty(nnz, dtype=IDX)
+    sb = np.empty(nnz, dtype=IDX)
+    if nnz:
+        _union_fill(a.indices, a.indptr, b.indices, b.indptr, indptr, indices, sa, sb)
+    data = np.zeros(nnz, dtype=dt)
+    ha, hb = sa >= 0, sb >= 0
+    va, vb = a.data[sa[ha]].astype(dt, copy=False), b.data[sb[hb]].astype(dt, copy=False)
+    data[ha] = va * dt.type(alpha) if alpha != 1 else va
+    data[hb] += vb * dt.type(beta) if beta != 1 else vb
+    return CSR(data, indices, indptr, a.shape)
+
+
+def mul_csr_csr(a: CSR, b: CSR) -> CSR:
+    """a * b elementwise; inputs canonical; output canonical on the intersection structure."""
+    _check_same(a, b, "mul(csr, csr)")
+    dt = _common(a.data.dtype, b.data.dtype)
+    m = a.shape[0]
+    indptr = np.zeros(m + 1, dtype=IDX)
+    if m:
+        _inter_count(a.indices, a.indptr, b.indices, b.indptr, indptr)
+    np.cumsum(indptr, out=indptr)
+    nnz = int(indptr[-1])
+    indices = np.empty(nnz, dtype=IDX)
+    sa = np.empty(nnz, dtype=IDX)
+    sb = np.empty(nnz, dtype=IDX)
+    if nnz:
+        _inter_fill(a.indices, a.indptr, b.indices, b.indptr, indptr, indices, sa, sb)
+    data = (a.data[sa] * b.data[sb]).astype(dt, copy=False)
+    return CSR(data, indices, indptr, a.shape)
+
+
+def mul_csr_dns(a: CSR, d: np.ndarray) -> CSR:
+    """a * d (same shape) on a's structure; indices/indptr alias a, data is new."""
+    _check_same(a, d, "mul(csr, dense)")
+    vals = d[_row_ids(a), a.indices[:a.nnz]]
+    return CSR(a.data[:a.nnz] * vals, a.indices, a.indptr, a.shape)
+
+
+def _bcast_vals(a: CSR, v, axis_shape, what):
+    m, n = a.shape
+    v = np.asarray(v)
+    if axis_shape is not None:
+        v = v.reshape(axis_shape)
+    if v.ndim == 1:
+        v = v.reshape(1, -1)
+    if v.ndim != 2:
+        raise ShapeError(f"{what}: rhs must be 1-D or 2-D, got shape {v.shape}")
+    nnz = a.nnz
+    if v.shape == (m, n):
+        return v[_row_ids(a), a.indices[:nnz]]
+    if v.shape == (1, n):
+        return v[0, a.indices[:nnz]]
+    if v.shape == (m, 1):
+        return np.repeat(v[:, 0], np.diff(a.indptr))
+    if v.shape == (1, 1):
+        return v[0, 0]
+    raise ShapeError(f"{what}: cannot broadcast shape {v.shape} to csr shape {a.shape}; "
+                     f"expected (1, {n}), ({n},), ({m}, 1) or ({m}, {n})")
+
+
+def broadcast_mul_csr_vec(a: CSR, v, axis_shape=None) -> CSR:
+    """a * v, v (1,n)|(n,)|(m,1)|(1,1)|(m,n) (reshaped to axis_shape if given); a's structure."""
+    vals = _bcast_vals(a, v, axis_shape, "broadcast_mul(csr, dense)")
+    return CSR(a.data[:a.nnz] * vals, a.indices, a.indptr, a.shape)
+
+
+def broadcast_div_csr_vec(a: CSR, v, axis_shape=None) -> CSR:
+    """a / v broadcast like broadcast_mul_csr_vec; only stored entries divided (a's structure)."""
+    vals = _bcast_vals(a, v, axis_shape, "broadcast_div(csr, dense)")
+    return CSR(a.data[:a.nnz] / vals, a.indices, a.indptr, a.shape)
+
+
+# MXNet spells the op broadcast_div; keep a short alias too.
+broadcast_div = broadcast_div_csr_vec
+broadcast_mul = broadcast_mul_csr_vec
+
+
+def add_csr_dns(a: CSR, d: np.ndarray) -> np.ndarray:
+    """a + d as a new dense array; csr any column order (duplicates summed)."""
+    _check_same(a, d, "add(csr, dense)")
+    dt = _common(a.data.dtype, d.dtype)
+    out = np.array(d, dtype=dt, order="C", copy=True)
+    if a.nnz:
+        _scatter_rows(_as(a.data, dt), a.indices, a.indptr, out)
+    return out
+
+
+def where_csr_dns_dns(cond: CSR, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x where cond != 0 else y (new dense); cond any order (each stored copy tested alone)."""
+    _check_same(cond, x, "where(csr, dense, dense)")
+    _check_same(cond, y, "where(csr, dense, dense)")
+    dt = _common(x.dtype, y.dtype)
+    out = np.array(y, dtype=dt, order="C", copy=True)
+    if cond.nnz:
+        hit = cond.data[:cond.nnz] != 0
+        r, c = _row_ids(cond)[hit], cond.indices[:cond.nnz][hit]
+        out[r, c] = x[r, c]
+    return out
+
+
+# ----------------------------------------------------------------------------- reductions
+def _axis(axis, what):
+    if axis is None:
+        return None
+    if axis in (0, -2):
+        return 0
+    if axis in (1, -1):
+        return 1
+    raise ShapeError(f"{what}: axis must be None, 0 or 1 for a 2-D csr, got {axis}")
+
+
+def _reduce(a: CSR, axis, square, what):
+    axis = _axis(axis, what)
+    data = a.data[:a.nnz]
+    if axis is None:
+        return np.asarray((data * data if square else data).sum(dtype=data.dtype))
+    if axis == 0:
+        w = data * data if square else data
+        out = np.bincount(a.indices[:a.nnz], weights=w, minlength=a.shape[1])
+        return out.astype(a.data.dtype, copy=False)
+    out = np.zeros(a.shape[0], dtype=a.data.dtype)
+    starts = a.indptr[:-1]
+    full = a.indptr[1:] > starts
+    if len(data):
+        # segments run from one non-empty row start to the next, i.e. exactly that row
+        out[full] = np.add.reduceat(data * data if square else data, starts[full])
+    return out
+
+
+def sum_csr(a: CSR, axis=None) -> np.ndarray:
+    """Sum as dense: 1-D for axis 0/1, 0-d for None; csr any column order."""
+    return _reduce(a, axis, False, "sum(csr)")
+
+
+def norm_csr(a: CSR, axis=None) -> np.ndarray:
+    """L2 norm as dense (0-d for None, 1-D for axis 0/1); csr must be canonical."""
+    return np.sqrt(_reduce(a, axis, True, "norm(csr)"))
+
+
+def getnnz(a: CSR, axis=None) -> np.ndarray:
+    """Stored-entry counts as int64 dense: 0-d for None, per column (axis 0) or per row (axis 1)."""
+    axis = _axis(axis, "getnnz(csr)")
+    if axis is None:
+        return np.asarray(a.nnz, dtype=IDX)
+    if axis == 0:
+        return np.bincount(a.indices[:a.nnz], minlength=a.shape[1]).astype(IDX, copy=False)
+    return np.diff(a.indptr).astype(IDX, copy=False)

@@ -1,0 +1,333 @@
+"""Row-sparse kernels over :class:`sparsym.storage.RSP` (sorted unique int64 row indices).
+
+Every kernel is a pure function: raw values in, NEW raw values out. "canonical"
+means row indices sorted and unique (the RSP invariant); kernels take canonical
+inputs unless the docstring says otherwise. Outputs may alias an input's
+``indices`` array where stated; data is never shared with an input.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ..base import ShapeError
+from ..storage import IDX, RSP
+
+
+def _common(*dtypes):
+    return np.result_type(*dtypes)
+
+
+def _check_same(a, b, what):
+    if tuple(a.shape) != tuple(b.shape):
+        raise ShapeError(f"{what}: shapes differ, {tuple(a.shape)} vs {tuple(b.shape)}")
+
+
+def _tail_size(shape):
+    return int(np.prod(shape[1:], dtype=np.int64))
+
+
+def _empty(shape, dtype):
+    shape = tuple(shape)
+    return RSP(np.zeros((0,) + shape[1:], dtype), np.zeros(0, IDX), shape)
+
+
+# ----------------------------------------------------------------------------- lookup
+@njit(parallel=True, cache=True)
+def _lookup(keys, ids, out):
+    n = keys.shape[0]
+    for t in prange(ids.shape[0]):
+        x = ids[t]
+        lo = 0
+        hi = n
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if keys[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[t] = lo if (lo < n and keys[lo] == x) else -1
+
+
+def rows_lookup(indices, row_ids) -> np.ndarray:
+    """Positions of row_ids in sorted unique indices (int64, -1 if absent), shaped like row_ids."""
+    ids = np.asarray(row_ids)
+    flat = np.ascontiguousarray(ids.reshape(-1), dtype=IDX)
+    out = np.empty(len(flat), dtype=IDX)
+    if len(flat):
+        _lookup(np.ascontiguousarray(indices, dtype=IDX), flat, out)
+    return out.reshape(ids.shape)
+
+
+@njit(cache=True)
+def _merge_union(ai, bi, out, pa, pb):
+    # out = sorted union of sorted-unique ai, bi; pa/pb = positions of ai/bi in out
+    p = 0
+    q = 0
+    o = 0
+    na = ai.shape[0]
+    nb = bi.shape[0]
+    while p < na or q < nb:
+        if q >= nb or (p < na and ai[p] < bi[q]):
+            out[o] = ai[p]
+            pa[p] = o
+            p += 1
+        elif p >= na or ai[p] > bi[q]:
+            out[o] = bi[q]
+            pb[q] = o
+            q += 1
+        else:
+            out[o] = ai[p]
+            pa[p] = o
+            pb[q] = o
+            p += 1
+            q += 1
+        o += 1
+    return o
+
+
+@njit(cache=True)
+def _merge_inter(ai, bi, out, pa, pb):
+    # out = sorted intersection; pa/pb = positions in ai/bi of each out entry
+    p = 0
+    q = 0
+    o = 0
+    while p < ai.shape[0] and q < bi.shape[0]:
+        if ai[p] < bi[q]:
+            p += 1
+        elif ai[p] > bi[q]:
+            q += 1
+        else:
+            out[o] = ai[p]
+            pa[o] = p
+            pb[o] = q
+            o += 1
+            p += 1
+            q += 1
+    return o
+
+
+# ----------------------------------------------------------------------------- casts
+def rsp_to_dense(r: RSP) -> np.ndarray:
+    """Densify a canonical rsp (new array)."""
+    out = np.zeros(r.shape, dtype=r.data.dtype)
+    if len(r.indices):
+        out[r.indices] = r.data
+    return out
+
+
+@njit(parallel=True, cache=True)
+def _row_any(x, out):
+    for i in prange(x.shape[0]):
+        for j in range(x.shape[1]):
+            if x[i, j] != 0:
+                out[i] = True
+                break
+
+
+def dense_to_rsp(x: np.ndarray) -> RSP:
+    """Keep rows of x (ndim >= 1) with any non-zero; output canonical, data copied."""
+    x = np.asarray(x)
+    if x.ndim == 0:
+        raise ShapeError("dense_to_rsp: needs at least 1 dimension")
+    m = x.shape[0]
+    flat = np.ascontiguousarray(x).reshape(m, _tail_size(x.shape))
+    keep = np.zeros(m, dtype=np.bool_)
+    if flat.size:
+        _row_any(flat, keep)
+    rows = np.flatnonzero(keep).astype(IDX, copy=False)
+    return RSP(np.ascontiguousarray(x[rows]), rows, x.shape)
+
+
+def canonicalize_rsp(data, indices, shape) -> RSP:
+    """Any row order/duplicates in; output canonical, duplicate rows summed, inputs untouched."""
+    data = np.asarray(data)
+    indices = np.asarray(indices, dtype=IDX).reshape(-1)
+    shape = tuple(int(s) for s in shape)
+    if data.shape[0] != len(indices):
+        raise ShapeError(f"canonicalize_rsp: data has {data.shape[0]} rows but indices has "
+                         f"{len(indices)} entries")
+    if len(indices) == 0:
+        return RSP(np.zeros((0,) + shape[1:], data.dtype), np.zeros(0, IDX), shape)
+    if np.all(indices[1:] > indices[:-1]):
+        return RSP(data.copy(), indices.copy(), shape)
+    order = np.argsort(indices, kind="stable")
+    idx = indices[order]
+    first = np.empty(len(idx), dtype=np.bool_)
+    first[0] = True
+    np.not_equal(idx[1:], idx[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    sd = data[order]
+    if len(starts) < len(idx):
+        sd = np.add.reduceat(sd, starts, axis=0)
+    return RSP(np.ascontiguousarray(sd), idx[starts], shape)
+
+
+# ----------------------------------------------------------------------------- elementwise
+def add_rsp_rsp(a: RSP, b: RSP, alpha=1.0, beta=1.0) -> RSP:
+    """alpha*a + beta*b on the union of rows; inputs canonical, output canonical (zeros kept)."""
+    _check_same(a, b, "add(row_sparse, row_sparse)")
+    dt = _common(a.data.dtype, b.data.dtype)
+    al, be = dt.type(alpha), dt.type(beta)
+    if len(a.indices) == len(b.indices) and np.array_equal(a.indices, b.indices):
+        data = a.data * al if alpha != 1 else a.data.astype(dt, copy=True)
+        data += b.data * be if beta != 1 else b.data
+        return RSP(data, a.indices.copy(), a.shape)
+    na, nb = len(a.indices), len(b.indices)
+    idx = np.empty(na + nb, dtype=IDX)
+    pa = np.empty(na, dtype=IDX)
+    pb = np.empty(nb, dtype=IDX)
+    nu = _merge_union(a.indices, b.indices, idx, pa, pb)
+    out = np.zeros((nu,) + a.shape[1:], dtype=dt)
+    out[pa] = a.data * al if alpha != 1 else a.data
+    out[pb] += b.data * be if beta != 1 else b.data
+    return RSP(out, idx[:nu].copy(), a.shape)
+
+
+def mul_rsp_rsp(a: RSP, b: RSP) -> RSP:
+    """a * b on the intersection of rows; inputs canonical, output canonical."""
+    _check_same(a, b, "mul(row_sparse, row_sparse)")
+    n = min(len(a.indices), len(b.indices))
+    idx = np.empty(n, dtype=IDX)
+    pa = np.empty(n, dtype=IDX)
+    pb = np.empty(n, dtype=IDX)
+    k = _merge_inter(a.indices, b.indices, idx, pa, pb)
+    return RSP(a.data[pa[:k]] * b.data[pb[:k]], idx[:k].copy(), a.shape)
+
+
+def mul_rsp_dns(a: RSP, d: np.ndarray) -> RSP:
+    """a * d (same shape) on a's rows only; indices alias a, data is new."""
+    _check_same(a, d, "mul(row_sparse, dense)")
+    return RSP(a.data * d[a.indices], a.indices, a.shape)
+
+
+def add_rsp_dns(a: RSP, d: np.ndarray) -> np.ndarray:
+    """a + d as a new dense array; a canonical."""
+    _check_same(a, d, "add(row_sparse, dense)")
+    out = np.array(d, dtype=_common(a.data.dtype, d.dtype), copy=True)
+    if len(a.indices):
+        out[a.indices] += a.data
+    return out
+
+
+def add_n_rsp(arrs) -> RSP:
+    """Sum of canonical rsp arrays on the union of rows; output canonical."""
+    arrs = list(arrs)
+    if not arrs:
+        raise ShapeError("add_n_rsp: need at least one array")
+    for x in arrs[1:]:
+        _check_same(arrs[0], x, "add_n(row_sparse)")
+    dt = _common(*[x.data.dtype for x in arrs])
+    if len(arrs) == 1:
+        return RSP(arrs[0].data.astype(dt, copy=True), arrs[0].indices.copy(), arrs[0].shape)
+    if len(arrs) == 2:
+        return add_rsp_rsp(arrs[0], arrs[1])
+    idx = np.unique(np.concatenate([x.indices for x in arrs])).astype(IDX, copy=False)
+    out = np.zeros((len(idx),) + arrs[0].shape[1:], dtype=dt)
+    for x in arrs:
+        if len(x.indices):
+            out[np.searchsorted(idx, x.indices)] += x.data
+    return RSP(out, idx, arrs[0].shape)
+
+
+def map_values(r: RSP, fn) -> RSP:
+    """fn (zero-preserving ufunc) on stored rows; indices alias r, data is new."""
+    return RSP(np.asarray(fn(r.data)), r.indices, r.shape)
+
+
+# ----------------------------------------------------------------------------- rows
+def retain(r: RSP, row_ids) -> RSP:
+    """Rows of canonical r whose id is in row_ids (any order/repeats); canonical, data copied."""
+    ids = np.unique(np.asarray(row_ids, dtype=IDX).reshape(-1))
+    if len(r.indices) == 0 or len(ids) == 0:
+        return _empty(r.shape, r.data.dtype)
+    pos = rows_lookup(r.indices, ids)
+    hit = pos >= 0
+    return RSP(r.data[pos[hit]], ids[hit], r.shape)
+
+
+def take_rows_rsp(w: RSP, idx) -> np.ndarray:
+    """Dense w[idx], shape idx.shape + w.shape[1:]; idx int/float any shape, absent rows read 0."""
+    idx = np.asarray(idx)
+    ids = idx.astype(IDX, copy=False)
+    pos = rows_lookup(w.indices, ids).reshape(-1)
+    tail = tuple(w.shape[1:])
+    wd = np.ascontiguousarray(w.data).reshape(len(w.indices), _tail_size(w.shape))
+    if len(wd):
+        out = wd.take(np.maximum(pos, 0), axis=0)
+        out[pos < 0] = 0
+    else:
+        out = np.zeros((len(pos), wd.shape[1]), dtype=w.data.dtype)
+    return out.reshape(idx.shape + tail)
+
+
+@njit(cache=True)
+def _scatter_add(inv, g, out):
+    k = g.shape[1]
+    for t in range(inv.shape[0]):
+        dst = out[inv[t]]
+        src = g[t]
+        for j in range(k):
+            dst[j] += src[j]
+
+
+def embedding_grad_rsp(idx, ograd, num_rows) -> RSP:
+    """Embedding weight grad: ograd (idx.shape + (D,)) rows summed per index; canonical output."""
+    idx = np.asarray(idx)
+    ograd = np.asarray(ograd)
+    flat = idx.astype(IDX, copy=False).reshape(-1)
+    tail = ograd.shape[idx.ndim:]
+    if ograd.shape[:idx.ndim] != idx.shape:
+        raise ShapeError(f"embedding_grad_rsp: ograd shape {ograd.shape} does not start with "
+                         f"index shape {idx.shape}")
+    shape = (int(num_rows),) + tuple(tail)
+    if len(flat) == 0:
+        return _empty(shape, ograd.dtype)
+    g = np.ascontiguousarray(ograd).reshape(len(flat), int(np.prod(tail, dtype=np.int64)))
+    uniq, inv = np.unique(flat, return_inverse=True)
+    out = np.zeros((len(uniq), g.shape[1]), dtype=ograd.dtype)
+    _scatter_add(inv.reshape(-1).astype(IDX, copy=False), g, out)
+    return RSP(out.reshape((len(uniq),) + tuple(tail)), uniq.astype(IDX, copy=False), shape)
+
+
+# ----------------------------------------------------------------------------- reductions
+def _norm_axis(axis, ndim, what):
+    if axis is None:
+        return None
+    a = int(axis)
+    if a < 0:
+        a += ndim
+    if not 0 <= a < ndim:
+        raise ShapeError(f"{what}: axis {axis} out of range for {ndim}-D row_sparse")
+    return a
+
+
+def sum_rsp(r: RSP, axis=None, keepdims=False) -> np.ndarray:
+    """Sum as dense (0-d for axis None); canonical input."""
+    ax = _norm_axis(axis, len(r.shape), "sum(row_sparse)")
+    if ax is None:
+        out = np.asarray(r.data.sum(dtype=r.data.dtype))
+        return out.reshape((1,) * len(r.shape)) if keepdims else out
+    if ax == 0:
+        out = r.data.sum(axis=0, dtype=r.data.dtype)
+    else:
+        out = np.zeros(r.shape[:ax] + r.shape[ax + 1:], dtype=r.data.dtype)
+        if len(r.indices):
+            out[r.indices] = r.data.sum(axis=ax, dtype=r.data.dtype)
+    return np.expand_dims(out, ax) if keepdims else out
+
+
+def square_sum_rsp(r: RSP, axis=None, keepdims=False):
+    """sum(r**2): rsp of shape (m, 1) with r's rows when axis==1 and keepdims (2-D), else dense."""
+    ax = _norm_axis(axis, len(r.shape), "square_sum(row_sparse)")
+    sq = RSP(r.data * r.data, r.indices, r.shape)
+    if ax == 1 and keepdims and len(r.shape) == 2:
+        return RSP(sq.data.sum(axis=1, keepdims=True, dtype=r.data.dtype), r.indices.copy(),
+                   (r.shape[0], 1))
+    return sum_rsp(sq, ax, keepdims)
+
+
+def norm_rsp(r: RSP) -> np.ndarray:
+    """L2 norm over all entries as 0-d dense; canonical input."""
+    d = np.ascontiguousarray(r.data)
+    return np.sqrt(np.asarray(np.vdot(d, d), dtype=d.dtype))
