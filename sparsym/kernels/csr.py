@@ -14,8 +14,9 @@ from numba import njit, prange
 from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
 
-# Above this many output rows per call a dense position map costs more than it saves.
-_MAP_FACTOR = 8
+# A dense column -> position map (O(n) memory and time) beats sorting or binary search
+# (O(nnz log)) until n is this many times nnz.
+_MAP_FACTOR = 32
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -1,0 +1,101 @@
+"""Dense conv kernel throughput vs a plain GEMM of the same (M, N, K), measured in one run.
+
+Prints one JSON line per shape.  M = num_filter/group, K = C/group*kh*kw, N = batch*OH*OW;
+the GEMM is one np.matmul on preallocated contiguous operands (the BLAS ceiling the
+im2col + GEMM conv is compared against).  Conv and GEMM runs are interleaved so that noise
+from other processes hits both; medians and best-of are reported.
+
+Usage: python benchmarks/conv.py [--reps 15] [--dtype float32]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from sparsym.kernels.conv import conv_backward, conv_forward  # noqa: E402
+
+SHAPES = [
+    # (N, C, H, W, F, k, stride, pad, group)
+    (1, 64, 128, 128, 64, 3, 1, 1, 1),
+    (1, 32, 256, 256, 32, 3, 1, 1, 1),
+    (8, 64, 56, 56, 64, 3, 1, 1, 1),
+    (1, 128, 64, 64, 256, 1, 1, 0, 1),
+    (1, 64, 128, 128, 128, 3, 2, 1, 1),
+]
+
+
+def bench(shape, reps, dtype, backward):
+    n, c, h, w, f, k, s, p, g = shape
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    wt = rng.standard_normal((f, c // g, k, k)).astype(dtype)
+    oh = (h + 2 * p - k) // s + 1
+    ow = (w + 2 * p - k) // s + 1
+    M, K, N = f // g, c // g * k * k, n * oh * ow
+    a = rng.standard_normal((M, K)).astype(dtype)
+    b = rng.standard_normal((K, N)).astype(dtype)
+    out = np.empty((M, N), dtype=dtype)
+    dy = rng.standard_normal((n, f, oh, ow)).astype(dtype)
+
+    def conv():
+        conv_forward(x, wt, None, (s, s), (p, p), (1, 1), g)
+
+    def gemm():
+        for _ in range(g):
+            np.matmul(a, b, out=out)
+
+    def bwd():
+        conv_backward(x, wt, dy, (s, s), (p, p), (1, 1), g, True)
+
+    fns = {"conv": conv, "gemm": gemm}
+    if backward:
+        fns["bwd"] = bwd
+    times = {key: [] for key in fns}
+    for fn in fns.values():  # warm-up (numba compile, workspace allocation)
+        fn()
+        fn()
+    for _ in range(reps):
+        for key, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[key].append(time.perf_counter() - t0)
+    flops = 2.0 * M * K * N * g
+    med = {key: float(np.median(v)) for key, v in times.items()}
+    best = {key: float(np.min(v)) for key, v in times.items()}
+    rec = {
+        "shape": {"N": n, "C": c, "H": h, "W": w, "F": f, "k": k, "stride": s, "pad": p,
+                  "group": g},
+        "dtype": np.dtype(dtype).name, "M": M, "N": N, "K": K,
+        "conv_ms": round(med["conv"] * 1e3, 3), "gemm_ms": round(med["gemm"] * 1e3, 3),
+        "conv_gflops": round(flops / med["conv"] / 1e9, 2),
+        "gemm_gflops": round(flops / med["gemm"] / 1e9, 2),
+        "ratio": round(med["gemm"] / med["conv"], 3),
+        "ratio_best": round(best["gemm"] / best["conv"], 3),
+    }
+    if backward:
+        rec["bwd_ms"] = round(med["bwd"] * 1e3, 3)
+        rec["bwd_gflops"] = round(2 * flops / med["bwd"] / 1e9, 2)
+        rec["bwd_ratio"] = round(2 * med["gemm"] / med["bwd"], 3)
+    return rec
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    ap.add_argument("--no-backward", action="store_true")
+    args = ap.parse_args(argv)
+    for shape in SHAPES:
+        rec = bench(shape, args.reps, np.dtype(args.dtype), not args.no_backward)
+        print(json.dumps(rec), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""sparsym: declarative deep learning with first-class sparse storage.
+
+``import sparsym as mx`` offers MXNet 1.x's symbolic API (symbols, executors, Module,
+optimizers, KVStore, IO) on NumPy, SciPy and Numba.
+"""
+from . import base  # noqa: F401
+from .base import MXNetError  # noqa: F401
+from .context import Context, cpu, current_context, gpu, num_gpus  # noqa: F401
+from . import ndarray  # noqa: F401
+from . import ndarray as nd  # noqa: F401
+from . import symbol  # noqa: F401
+from . import symbol as sym  # noqa: F401
+from .symbol import naming as name  # noqa: F401
+from .symbol.naming import AttrScope  # noqa: F401
+from . import executor  # noqa: F401
+from . import random  # noqa: F401
+from . import initializer  # noqa: F401
+from . import initializer as init  # noqa: F401
+from . import optimizer  # noqa: F401
+from . import optimizer as opt  # noqa: F401
+from . import lr_scheduler  # noqa: F401
+from . import metric  # noqa: F401
+from . import io  # noqa: F401
+from . import kvstore  # noqa: F401
+from . import kvstore as kv  # noqa: F401
+from . import module  # noqa: F401
+from . import module as mod  # noqa: F401
+from . import callback  # noqa: F401
+from . import test_utils  # noqa: F401
+from . import model  # noqa: F401
+
+attribute = name  # MXNet exposes AttrScope as mx.attribute.AttrScope
+__version__ = "0.1.0"

@@ -1,0 +1,344 @@
+"""Parameter initializers (mx.init / mx.initializer)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .base import MXNetError
+from .random import rng
+
+__all__ = ["InitDesc", "Initializer", "register", "create", "Zero", "One", "Constant", "Uniform",
+           "Normal", "Orthogonal", "Xavier", "MSRAPrelu", "Bilinear", "LSTMBias", "Load",
+           "Mixed", "FusedRNN"]
+
+_REGISTRY: dict = {}
+
+
+def register(klass):
+    """Register an initializer class under its lower-case name (and ``alias``)."""
+    _REGISTRY[klass.__name__.lower()] = klass
+    for a in getattr(klass, "_aliases", ()):
+        _REGISTRY[a] = klass
+    return klass
+
+
+def create(name, **kwargs):
+    """Create an initializer from a name ('normal', 'xavier', ...) or return an instance."""
+    if isinstance(name, Initializer):
+        return name
+    key = str(name).lower()
+    if key not in _REGISTRY:
+        raise MXNetError(f"unknown initializer {name!r}; known: {sorted(_REGISTRY)}")
+    return _REGISTRY[key](**kwargs)
+
+
+class InitDesc(str):
+    """A parameter name carrying its symbol attributes (``__init__`` takes priority)."""
+
+    def __new__(cls, name, attrs=None, global_init=None):
+        obj = super().__new__(cls, name)
+        obj.attrs = attrs or {}
+        obj.global_init = global_init
+        return obj
+
+
+class Initializer:
+    """Base initializer: dispatches on the parameter name's suffix like MXNet.
+
+    weight -> ``_init_weight``; bias, beta, moving_mean, moving_inv_var... -> 0;
+    gamma, moving_var -> 1. A variable's ``init`` attribute overrides this.
+    """
+
+    def __init__(self, **kwargs):
+        self._kwargs = kwargs
+        self._verbose = False
+        self._print_func = None
+
+    def set_verbosity(self, verbose=False, print_func=None):
+        self._verbose = verbose
+        self._print_func = print_func
+        return self
+
+    def dumps(self):
+        """JSON ``[name, kwargs]`` as stored in the ``__init__`` attribute."""
+        return json.dumps([type(self).__name__.lower(), self._kwargs])
+
+    def __call__(self, desc, arr):
+        if not isinstance(desc, InitDesc):
+            desc = InitDesc(str(desc))
+        init = desc.attrs.get("__init__", "") if desc.attrs else ""
+        if init:
+            klass, kwargs = json.loads(init)
+            create(klass, **kwargs)._init_dispatch(desc, arr, explicit=True)
+            return
+        self._init_dispatch(desc, arr)
+
+    def _init_dispatch(self, desc, arr, explicit=False):
+        name = str(desc)
+        if explicit:
+            self._fill(arr, self._init_weight, name)
+        elif name.startswith("upsampling"):
+            self._fill(arr, self._init_bilinear, name)
+        elif name.endswith("bias"):
+            self._fill(arr, self._init_bias, name)
+        elif name.endswith("gamma"):
+            self._fill(arr, self._init_gamma, name)
+        elif name.endswith("beta"):
+            self._fill(arr, self._init_beta, name)
+        elif name.endswith("weight"):
+            self._fill(arr, self._init_weight, name)
+        elif name.endswith("moving_mean") or name.endswith("moving_inv_var") \
+                or name.endswith("moving_avg") or name.endswith("min"):
+            self._fill(arr, self._init_zero, name)
+        elif name.endswith("moving_var") or name.endswith("max"):
+            self._fill(arr, self._init_one, name)
+        else:
+            self._fill(arr, self._init_default, name)
+
+    @staticmethod
+    def _fill(arr, fn, name):
+        buf = np.zeros(arr.shape, dtype=np.dtype(arr.dtype))
+        fn(name, buf)
+        arr[:] = buf  # casts to the array's storage type (row_sparse keeps non-zero rows)
+
+    def _init_bias(self, name, a):
+        a[...] = 0.0
+
+    def _init_gamma(self, name, a):
+        a[...] = 1.0
+
+    def _init_beta(self, name, a):
+        a[...] = 0.0
+
+    def _init_zero(self, name, a):
+        a[...] = 0.0
+
+    def _init_one(self, name, a):
+        a[...] = 1.0
+
+    def _init_bilinear(self, name, a):
+        weight = np.zeros(a.size, dtype=np.float32)
+        shape = a.shape
+        f = np.ceil(shape[3] / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        for i in range(a.size):
+            x = i % shape[3]
+            y = (i // shape[3]) % shape[2]
+            weight[i] = (1 - abs(x / f - c)) * (1 - abs(y / f - c))
+        a[...] = weight.reshape(shape)
+
+    def _init_weight(self, name, a):
+        raise NotImplementedError(f"{type(self).__name__} must override _init_weight")
+
+    def _init_default(self, name, a):
+        raise MXNetError(f"Unknown initialization pattern for {name}. Default initialization is "
+                         "now limited to \"weight\", \"bias\", \"gamma\" (1.0), and \"beta\" "
+                         "(0.0). Please use mx.sym.Variable(init=mx.init.*) to set initialization "
+                         "pattern")
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self._kwargs})"
+
+
+@register
+class Zero(Initializer):
+    """Fill with 0."""
+
+    _aliases = ("zeros",)
+
+    def _init_weight(self, name, a):
+        a[...] = 0
+
+    _init_default = _init_weight
+
+
+@register
+class One(Initializer):
+    """Fill with 1."""
+
+    _aliases = ("ones",)
+
+    def _init_weight(self, name, a):
+        a[...] = 1
+
+    _init_default = _init_weight
+
+
+@register
+class Constant(Initializer):
+    """Fill with ``value``."""
+
+    def __init__(self, value):
+        super().__init__(value=value)
+        self.value = value
+
+    def _init_weight(self, name, a):
+        a[...] = np.asarray(self.value)
+
+    _init_default = _init_weight
+
+
+@register
+class Uniform(Initializer):
+    """Weights from U(-scale, scale)."""
+
+    def __init__(self, scale=0.07):
+        super().__init__(scale=scale)
+        self.scale = scale
+
+    def _init_weight(self, name, a):
+        a[...] = rng().uniform(-self.scale, self.scale, a.shape)
+
+
+@register
+class Normal(Initializer):
+    """Weights from N(0, sigma^2)."""
+
+    def __init__(self, sigma=0.01):
+        super().__init__(sigma=sigma)
+        self.sigma = sigma
+
+    def _init_weight(self, name, a):
+        a[...] = rng().normal(0, self.sigma, a.shape)
+
+
+@register
+class Orthogonal(Initializer):
+    """Orthogonal weights (Saxe et al.), scaled."""
+
+    def __init__(self, scale=1.414, rand_type="uniform"):
+        super().__init__(scale=scale, rand_type=rand_type)
+        self.scale, self.rand_type = scale, rand_type
+
+    def _init_weight(self, name, a):
+        nout = a.shape[0]
+        nin = int(np.prod(a.shape[1:]))
+        tmp = (rng().uniform(-1, 1, (nout, nin)) if self.rand_type == "uniform"
+               else rng().normal(0, 1, (nout, nin)))
+        u, _, v = np.linalg.svd(tmp, full_matrices=False)
+        q = u if u.shape == tmp.shape else v
+        a[...] = (self.scale * q).reshape(a.shape)
+
+
+@register
+class Xavier(Initializer):
+    """Xavier/Glorot: scale = sqrt(magnitude / factor) over fan-in/out/avg."""
+
+    def __init__(self, rnd_type="uniform", factor_type="avg", magnitude=3):
+        super().__init__(rnd_type=rnd_type, factor_type=factor_type, magnitude=magnitude)
+        self.rnd_type, self.factor_type, self.magnitude = rnd_type, factor_type, float(magnitude)
+
+    def _init_weight(self, name, a):
+        shape = a.shape
+        hw = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+        if len(shape) < 2:
+            raise MXNetError(f"Xavier initializer cannot be applied to vector {name}. It requires "
+                             "at least 2D.")
+        fan_in, fan_out = shape[1] * hw, shape[0] * hw
+        factor = {"avg": (fan_in + fan_out) / 2.0, "in": fan_in, "out": fan_out}.get(
+            self.factor_type)
+        if factor is None:
+            raise MXNetError("Incorrect factor type")
+        scale = np.sqrt(self.magnitude / factor)
+        if self.rnd_type == "uniform":
+            a[...] = rng().uniform(-scale, scale, shape)
+        elif self.rnd_type == "gaussian":
+            a[...] = rng().normal(0, scale, shape)
+        else:
+            raise MXNetError("Unknown random type")
+
+
+@register
+class MSRAPrelu(Xavier):
+    """He initialization for PReLU networks."""
+
+    def __init__(self, factor_type="avg", slope=0.25):
+        magnitude = 2.0 / (1 + slope ** 2)
+        super().__init__("gaussian", factor_type, magnitude)
+        self._kwargs = {"factor_type": factor_type, "slope": slope}
+
+
+@register
+class Bilinear(Initializer):
+    """Bilinear upsampling weights."""
+
+    def _init_weight(self, name, a):
+        self._init_bilinear(name, a)
+
+
+@register
+class LSTMBias(Initializer):
+    """Zero biases except the forget gate's, set to ``forget_bias``."""
+
+    def __init__(self, forget_bias=1.0):
+        super().__init__(forget_bias=forget_bias)
+        self.forget_bias = forget_bias
+
+    def _init_weight(self, name, a):
+        a[...] = 0
+        n = a.shape[0] // 4
+        a[n:2 * n] = self.forget_bias
+
+    _init_bias = _init_weight
+
+
+@register
+class FusedRNN(Initializer):
+    """Initialise a fused RNN parameter vector with ``init`` (weights) and zeros (biases)."""
+
+    def __init__(self, init=None, num_hidden=0, num_layers=1, mode="lstm", bidirectional=False,
+                 forget_bias=1.0):
+        super().__init__(init=init.dumps() if isinstance(init, Initializer) else init,
+                         num_hidden=num_hidden, num_layers=num_layers, mode=mode,
+                         bidirectional=bidirectional, forget_bias=forget_bias)
+        self._init = init if isinstance(init, Initializer) else (
+            create(*json.loads(init)[:1], **json.loads(init)[1]) if init else Uniform(0.07))
+
+    def _init_weight(self, name, a):
+        self._init._init_weight(name, a)
+
+
+class Load:
+    """Initialize from a dict of arrays (or a .params file), falling back to ``default_init``."""
+
+    def __init__(self, param, default_init=None, verbose=False):
+        if isinstance(param, str):
+            from .ndarray import load
+            param = load(param)
+        self.param = {}
+        for k, v in param.items():
+            self.param[k[4:] if k.startswith(("arg:", "aux:")) else k] = v
+        self.default_init = default_init
+        self.verbose = verbose
+
+    def __call__(self, name, arr):
+        if name in self.param:
+            if arr.shape != self.param[name].shape:
+                raise MXNetError(f"Parameter {name} cannot be initialized from loading. Shape "
+                                 f"mismatch, target {arr.shape} vs loaded "
+                                 f"{self.param[name].shape}")
+            arr[:] = self.param[name]
+        else:
+            if self.default_init is None:
+                raise MXNetError(f"Cannot Initialize {name}. Not found in loaded param and no "
+                                 "default Initializer is provided.")
+            self.default_init(name, arr)
+
+
+class Mixed:
+    """Pick an initializer by the first regex pattern matching the parameter name."""
+
+    def __init__(self, patterns, initializers):
+        import re
+        if len(patterns) != len(initializers):
+            raise MXNetError("patterns and initializers must have the same length")
+        self.map = list(zip([re.compile(p) for p in patterns], initializers))
+
+    def __call__(self, name, arr):
+        for prog, init in self.map:
+            if prog.match(str(name)):
+                init(name, arr)
+                return
+        raise MXNetError(f"Parameter name {name} did not match any pattern. Consider adding a "
+                         "\".*\" pattern at the and with default Initializer.")

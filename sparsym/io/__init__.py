@@ -1,0 +1,2 @@
+"""Data iterators (mx.io)."""
+from .io import DataBatch, DataDesc, DataIter, NDArrayIter  # noqa: F401

@@ -1,0 +1,295 @@
+"""DataDesc, DataBatch, DataIter and NDArrayIter (dense and CSR; CSR batches stay CSR)."""
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+from .. import storage as st
+from ..base import MXNetError, ShapeError
+from ..kernels import csr as kcsr
+from ..ndarray.ndarray import NDArray, wrap
+from ..ndarray.sparse import _is_scipy_sparse, csr_matrix
+
+__all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter"]
+
+
+class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
+    """Name, shape, dtype and layout of one input.
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> name, shape = mx.io.DataDesc('data', (32, 10))
+    >>> (name, shape)
+    ('data', (32, 10))
+    """
+
+    def __new__(cls, name, shape, dtype=np.float32, layout="NCHW"):
+        ret = super().__new__(cls, name, tuple(shape))
+        ret.dtype = dtype
+        ret.layout = layout
+        return ret
+
+    def __repr__(self):
+        return f"DataDesc[{self.name},{self.shape},{self.dtype},{self.layout}]"
+
+    @staticmethod
+    def get_batch_axis(layout):
+        """The index of 'N' in ``layout`` (0 when layout is None)."""
+        if layout is None:
+            return 0
+        return layout.find("N")
+
+    @staticmethod
+    def get_list(shapes, types):
+        """DataDesc list from (name, shape) and optional (name, type) pairs."""
+        if types is not None:
+            type_dict = dict(types)
+            return [DataDesc(x[0], x[1], type_dict[x[0]]) for x in shapes]
+        return [DataDesc(x[0], x[1]) for x in shapes]
+
+
+class DataBatch:
+    """A batch: lists of data and label arrays, padding count, index, bucket key."""
+
+    def __init__(self, data, label=None, pad=None, index=None, bucket_key=None,
+                 provide_data=None, provide_label=None):
+        if data is not None and not isinstance(data, (list, tuple)):
+            raise MXNetError("Data must be list of NDArrays")
+        if label is not None and not isinstance(label, (list, tuple)):
+            raise MXNetError("Label must be list of NDArrays")
+        self.data = data
+        self.label = label
+        self.pad = pad
+        self.index = index
+        self.bucket_key = bucket_key
+        self.provide_data = provide_data
+        self.provide_label = provide_label
+
+    def __str__(self):
+        data_shapes = [d.shape for d in self.data]
+        label_shapes = [lab.shape for lab in self.label] if self.label else None
+        return f"{type(self).__name__}: data shapes: {data_shapes} label shapes: {label_shapes}"
+
+
+class DataIter:
+    """Base iterator: ``next()`` returns DataBatch until StopIteration."""
+
+    def __init__(self, batch_size=0):
+        self.batch_size = batch_size
+
+    def __iter__(self):
+        return self
+
+    def reset(self):
+        pass
+
+    def __next__(self):
+        return self.next()
+
+    def next(self):
+        if self.iter_next():
+            return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(),
+                             index=self.getindex())
+        raise StopIteration
+
+    def iter_next(self):
+        pass
+
+    def getdata(self):
+        pass
+
+    def getlabel(self):
+        pass
+
+    def getindex(self):
+        return None
+
+    def getpad(self):
+        pass
+
+
+def _init_data(data, allow_empty, default_name):
+    """Normalise array / list / dict input to an ordered list of (name, raw value)."""
+    if data is None:
+        if not allow_empty:
+            raise MXNetError("data must not be None")
+        return []
+    if isinstance(data, (np.ndarray, NDArray)) or _is_scipy_sparse(data) or \
+            not isinstance(data, (list, tuple, dict, OrderedDict)):
+        data = [data]
+    if isinstance(data, (list, tuple)):
+        if not allow_empty and not data:
+            raise MXNetError("data must not be empty")
+        if len(data) == 1:
+            data = OrderedDict([(default_name, data[0])])
+        else:
+            data = OrderedDict((f"_{i}_{default_name}", d) for i, d in enumerate(data))
+    if not isinstance(data, dict):
+        raise TypeError("Input must be NDArray, numpy.ndarray, a list of them or dict with "
+                        "them as values")
+    out = []
+    for k, v in data.items():
+        if _is_scipy_sparse(v):
+            raw = csr_matrix(v)._raw
+        elif isinstance(v, NDArray):
+            raw = v._raw
+        else:
+            try:
+                raw = np.asarray(v)
+            except Exception:  # noqa: BLE001
+                raise TypeError(f"Invalid type '{type(v).__name__}' for {k}, should be NDArray, "
+                                "numpy.ndarray or scipy csr") from None
+            if raw.dtype == np.float64:
+                raw = raw.astype(np.float32)
+        if isinstance(raw, st.RSP):
+            raise MXNetError(f"NDArrayIter: row_sparse input {k} is not supported; use csr "
+                             "or dense data")
+        out.append((k, raw))
+    return out
+
+
+def _take_rows(raw, rows):
+    if isinstance(raw, st.CSR):
+        return kcsr.take_rows_csr(raw, rows)
+    return raw[rows]
+
+
+def _slice_rows(raw, a, b):
+    if isinstance(raw, st.CSR):
+        return kcsr.slice_rows(raw, a, b)
+    return raw[a:b]
+
+
+def _concat_rows(parts):
+    if isinstance(parts[0], st.CSR):
+        return kcsr.concat_rows_csr(parts)
+    return np.concatenate(parts, axis=0)
+
+
+class NDArrayIter(DataIter):
+    """Iterate over arrays (numpy, NDArray, CSRNDArray, scipy csr) in batches.
+
+    Parameters
+    ----------
+    data : array, list of arrays or dict name -> array
+    label : same, optional
+    batch_size : int
+    shuffle : bool
+        Shuffle once at construction and at every reset.
+    last_batch_handle : {'pad', 'discard', 'roll_over'}
+        MXNet 1.9 semantics. Unlike MXNet (which only allows 'discard' with CSR data and
+        then returns dense batches), every mode works with CSR data and batches stay CSR.
+    data_name, label_name : str
+    layout : str
+
+    Examples
+    --------
+    >>> import numpy as np, sparsym as mx
+    >>> it = mx.io.NDArrayIter(np.arange(10).reshape(10, 1), batch_size=4)
+    >>> [b.data[0].asnumpy().ravel().tolist() for b in it][-1], it.getpad()
+    ([8.0, 9.0, 0.0, 1.0], 2)
+    """
+
+    def __init__(self, data, label=None, batch_size=1, shuffle=False, last_batch_handle="pad",
+                 data_name="data", label_name="softmax_label", layout="NCHW"):
+        super().__init__(batch_size)
+        if last_batch_handle not in ("pad", "discard", "roll_over"):
+            raise ValueError(f"last_batch_handle must be 'pad', 'discard' or 'roll_over', got "
+                             f"{last_batch_handle!r}")
+        if batch_size <= 0:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self.data = _init_data(data, False, data_name)
+        self.label = _init_data(label, True, label_name)
+        self.num_data = self.data[0][1].shape[0]
+        for k, v in self.data + self.label:
+            if v.shape[0] != self.num_data:
+                raise ShapeError(f"NDArrayIter: all arrays must have the same number of rows; "
+                                 f"{k} has {v.shape[0]}, expected {self.num_data}")
+        if self.num_data < batch_size and last_batch_handle == "discard":
+            raise MXNetError("batch_size needs to be smaller than data size.")
+        self.shuffle = shuffle
+        self.last_batch_handle = last_batch_handle
+        self.layout = layout
+        self.idx = np.arange(self.num_data)
+        self._orig = (self.data, self.label)
+        if shuffle:
+            self._shuffle()
+        self.cursor = -self.batch_size
+        self._pending = 0
+
+    def _shuffle(self):
+        from ..random import rng
+        rng().shuffle(self.idx)
+        d, lab = self._orig
+        self.data = [(k, _take_rows(v, self.idx)) for k, v in d]
+        self.label = [(k, _take_rows(v, self.idx)) for k, v in lab]
+
+    @property
+    def provide_data(self):
+        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype, self.layout)
+                for k, v in self.data]
+
+    @property
+    def provide_label(self):
+        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype, self.layout)
+                for k, v in self.label]
+
+    def hard_reset(self):
+        """Start again at row 0, dropping any roll-over rows."""
+        if self.shuffle:
+            self._shuffle()
+        self.cursor = -self.batch_size
+        self._pending = 0
+
+    def reset(self):
+        if self.shuffle:
+            self._shuffle()
+        if self.last_batch_handle == "roll_over" and \
+                self.num_data - self.batch_size < self.cursor < self.num_data:
+            # rows left over from the last epoch open the next one
+            self.cursor = self.cursor - self.num_data - self.batch_size
+        else:
+            self.cursor = -self.batch_size
+
+    def iter_next(self):
+        self.cursor += self.batch_size
+        if self.last_batch_handle == "pad":
+            return self.cursor < self.num_data
+        return self.cursor + self.batch_size <= self.num_data
+
+    def next(self):
+        if not self.iter_next():
+            raise StopIteration
+        return DataBatch(data=self.getdata(), label=self.getlabel(), pad=self.getpad(),
+                         index=None)
+
+    def _batch(self, arrays):
+        c, bs, n = self.cursor, self.batch_size, self.num_data
+        out = []
+        for _, v in arrays:
+            if c < 0:
+                raw = _concat_rows([_slice_rows(v, n + c, n), _slice_rows(v, 0, c + bs)])
+            elif c + bs <= n:
+                raw = _slice_rows(v, c, c + bs)
+            else:
+                raw = _concat_rows([_slice_rows(v, c, n), _slice_rows(v, 0, c + bs - n)])
+            out.append(wrap(raw))
+        return out
+
+    def getdata(self):
+        return self._batch(self.data)
+
+    def getlabel(self):
+        return self._batch(self.label)
+
+    def getpad(self):
+        if self.last_batch_handle == "pad" and self.cursor + self.batch_size > self.num_data:
+            return self.cursor + self.batch_size - self.num_data
+        if self.last_batch_handle == "roll_over" and self.cursor < 0:
+            return -self.cursor
+        return 0
+
+    def getindex(self):
+        return None

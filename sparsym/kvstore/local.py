@@ -1,0 +1,222 @@
+"""The 'local' and 'device' key-value stores (MXNet 1.9 semantics for row_sparse values)."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .. import storage as st
+from ..base import MXNetError
+from ..kernels import rsp as krsp
+from ..ndarray.ndarray import NDArray, wrap
+
+logger = logging.getLogger("sparsym")
+
+__all__ = ["KVStore", "create"]
+
+
+def _key_list(key, value=None):
+    """Normalise (key, value) into parallel lists; a list of values per key stays grouped."""
+    if isinstance(key, (list, tuple)):
+        keys = list(key)
+        vals = list(value) if value is not None else [None] * len(keys)
+        if len(vals) != len(keys):
+            raise MXNetError(f"number of keys ({len(keys)}) and values ({len(vals)}) differ")
+    else:
+        keys, vals = [key], [value]
+    types = {type(k) for k in keys}
+    if len(types) > 1 or not types <= {int, str}:
+        if len(types) > 1:
+            raise MXNetError("Mixed key types are not allowed")
+        raise MXNetError(f"keys must be int or str, got {types}")
+    return keys, vals
+
+
+def _as_list(v):
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _sum(values):
+    """Sum pushed values (per-device copies), keeping row_sparse when all are."""
+    raws = [v._raw for v in values]
+    if all(isinstance(r, st.RSP) for r in raws):
+        return raws[0].copy() if len(raws) == 1 else krsp.add_n_rsp(raws)
+    if len(raws) == 1:
+        r = raws[0]
+        return st.todense(r).copy() if not isinstance(r, st.RSP) else r.copy()
+    out = st.todense(raws[0]).copy()
+    for r in raws[1:]:
+        out += st.todense(r)
+    return out
+
+
+class KVStore:
+    """A single-process store: push sums values (per key), pull broadcasts them.
+
+    Parameters
+    ----------
+    kv_type : str
+        'local' or 'device' (same behaviour on CPU).
+    """
+
+    def __init__(self, kv_type="local"):
+        self._type = kv_type
+        self._store: dict = {}
+        self._updater = None
+        self._str_keys = None
+        self._compression = None
+
+    @property
+    def type(self):
+        return self._type
+
+    @property
+    def rank(self):
+        return 0
+
+    @property
+    def num_workers(self):
+        return 1
+
+    def is_capable(self, capability):
+        if capability.lower() == "optimizer":
+            return True
+        raise MXNetError(f"Unknown capability: {capability}")
+
+    def _check_key_type(self, keys):
+        is_str = isinstance(keys[0], str)
+        if self._str_keys is None:
+            self._str_keys = is_str
+        elif self._str_keys != is_str:
+            raise MXNetError("Mixed key types are not allowed")
+
+    def init(self, key, value):
+        """Initialise keys once (a second init of a key is an error)."""
+        keys, vals = _key_list(key, value)
+        self._check_key_type(keys)
+        for k, v in zip(keys, vals):
+            if k in self._store:
+                raise MXNetError(f"duplicate init of key {k}. Please double check if you called "
+                                 "kv.init or kv.broadcast with this key multiple times")
+            v = _as_list(v)[0]
+            self._store[k] = wrap(v._raw.copy(), v.context)
+
+    def _stored(self, k):
+        if k not in self._store:
+            raise MXNetError(f"key {k} has not been inited")
+        return self._store[k]
+
+    def push(self, key, value, priority=0):
+        """Push values; a list per key is summed. With an updater, apply it to the stored
+        value; without, the merged value replaces it (row_sparse: unpushed rows become 0)."""
+        keys, vals = _key_list(key, value)
+        self._check_key_type(keys)
+        for k, v in zip(keys, vals):
+            stored = self._stored(k)
+            merged = wrap(_sum(_as_list(v)), stored.context)
+            if self._updater is not None:
+                self._updater(self._updater_key(k), merged, stored)
+            else:
+                stored._raw = st.cast_raw(merged._raw, stored.stype) \
+                    if merged.stype != stored.stype else merged._raw
+
+    def _updater_key(self, k):
+        return k
+
+    def pull(self, key, out=None, priority=0, ignore_sparse=True):
+        """Copy stored values into ``out`` (one array or a list per key).
+
+        A pull of a row_sparse value into row_sparse outputs is skipped with a warning
+        (MXNet skips silently); use row_sparse_pull or ignore_sparse=False.
+        """
+        if out is None:
+            raise MXNetError("pull requires out")
+        keys, outs = _key_list(key, out)
+        self._check_key_type(keys)
+        for k, o in zip(keys, outs):
+            stored = self._stored(k)
+            for dst in _as_list(o):
+                if stored.stype == "row_sparse" and dst.stype == "row_sparse" and ignore_sparse:
+                    logger.warning("Warning: non-default weights detected during kvstore pull. "
+                                   "This call has been ignored. Please make sure to use "
+                                   "kv.row_sparse_pull() or module.prepare() with row_ids.")
+                    continue
+                dst._assign(stored._raw)
+
+    def pushpull(self, key, value, out=None, priority=0):
+        """Push then pull (into ``out``, or back into ``value``)."""
+        self.push(key, value, priority)
+        self.pull(key, out if out is not None else value, priority)
+
+    def broadcast(self, key, value, out, priority=0):
+        """Init ``key`` with ``value`` then pull it into ``out``."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
+        """Pull only ``row_ids`` rows (deduplicated, sorted) of row_sparse values."""
+        if out is None or row_ids is None:
+            raise MXNetError("row_sparse_pull requires out and row_ids")
+        keys, outs = _key_list(key, out)
+        self._check_key_type(keys)
+        if isinstance(row_ids, NDArray) or not isinstance(row_ids, (list, tuple)):
+            row_ids = [row_ids] * len(keys)
+        if len(keys) == 1 and len(row_ids) > 1 and not isinstance(key, (list, tuple)):
+            pass
+        for k, o, rid in zip(keys, outs, row_ids):
+            stored = self._stored(k)
+            if stored.stype != "row_sparse":
+                raise MXNetError("PullRowSparse expects row_sparse src NDArray")
+            dsts = _as_list(o)
+            rids = _as_list(rid) if isinstance(rid, (list, tuple)) else [rid] * len(dsts)
+            for dst, r in zip(dsts, rids):
+                if dst.stype != "row_sparse":
+                    raise MXNetError("Expected row_sparse storage type for row_sparse_pull "
+                                     f"values, but got {dst.stype}")
+                ids = r.asnumpy() if isinstance(r, NDArray) else np.asarray(r)
+                ids = np.unique(ids.astype(np.int64).ravel())
+                dst._raw = krsp.retain(stored._raw, ids)
+
+    def set_optimizer(self, optimizer):
+        """Run ``optimizer`` on the store at every push."""
+        from ..optimizer import get_updater
+        self._updater = get_updater(optimizer)
+
+    def _set_updater(self, updater):
+        self._updater = updater
+
+    def set_gradient_compression(self, compression_params):
+        if "device" not in self._type and "dist" not in self._type:
+            raise Exception("Gradient compression is not supported for this type of kvstore")
+        self._compression = dict(compression_params)
+
+    def save_optimizer_states(self, fname, dump_optimizer=False):
+        """Write the updater's states (no pickle) atomically."""
+        if self._updater is None:
+            raise MXNetError("Cannot save states for distributed training")
+        from ..utils import atomic_write
+        atomic_write(fname, self._updater.get_states(dump_optimizer))
+
+    def load_optimizer_states(self, fname):
+        if self._updater is None:
+            raise MXNetError("Cannot load states for distributed training")
+        with open(fname, "rb") as f:
+            self._updater.set_states(f.read())
+
+    def _barrier(self):
+        """Single process: nothing to wait for."""
+
+    def _send_command_to_servers(self, head, body):
+        """No servers in a local store."""
+
+
+def create(name="local"):
+    """Create a KVStore: 'local', 'device', or a 'dist*' type (Ray)."""
+    if not isinstance(name, str):
+        raise TypeError("name must be a string")
+    if "dist" in name:
+        from .dist import create_dist
+        return create_dist(name)
+    if name in ("local", "device", "local_allreduce_cpu", "local_allreduce_device", "nccl"):
+        return KVStore(name)
+    raise MXNetError(f"Unknown KVStore type {name!r}; expected local, device or dist_*")

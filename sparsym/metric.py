@@ -1,0 +1,561 @@
+"""Evaluation metrics (mx.metric), MXNet 1.9 semantics."""
+from __future__ import annotations
+
+import math
+
+import numpy
+
+from .base import MXNetError
+from .ndarray.ndarray import NDArray
+
+__all__ = ["EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "F1", "MCC",
+           "Perplexity", "MAE", "MSE", "RMSE", "CrossEntropy", "NegativeLogLikelihood",
+           "PearsonCorrelation", "Loss", "CustomMetric", "LogLoss", "AUC", "create", "np",
+           "register", "check_label_shapes"]
+
+_REGISTRY: dict = {}
+
+
+def register(klass, *aliases):
+    for n in (klass.__name__.lower(),) + aliases:
+        _REGISTRY[n] = klass
+    return klass
+
+
+def alias(*names):
+    def deco(klass):
+        return register(klass, *names)
+    return deco
+
+
+def _np(x):
+    return x.asnumpy() if isinstance(x, NDArray) else numpy.asarray(x)
+
+
+def check_label_shapes(labels, preds, wrap=False, shape=False):
+    """Raise ValueError when the numbers (or shapes) of labels and predictions differ."""
+    if not shape:
+        la, pr = len(labels), len(preds)
+    else:
+        la, pr = labels.shape, preds.shape
+    if la != pr:
+        raise ValueError(f"Shape of labels {la} does not match shape of predictions {pr}")
+    if wrap:
+        if isinstance(labels, NDArray):
+            labels = [labels]
+        if isinstance(preds, NDArray):
+            preds = [preds]
+    return labels, preds
+
+
+class EvalMetric:
+    """Base metric: accumulates ``sum_metric`` over ``num_inst`` (local and global)."""
+
+    def __init__(self, name, output_names=None, label_names=None, **kwargs):
+        self.name = str(name)
+        self.output_names = output_names
+        self.label_names = label_names
+        self._has_global_stats = kwargs.pop("has_global_stats", False)
+        self._kwargs = kwargs
+        self.reset()
+
+    def __str__(self):
+        return f"EvalMetric: {dict(self.get_name_value())}"
+
+    def get_config(self):
+        config = self._kwargs.copy()
+        config.update({"metric": type(self).__name__, "name": self.name,
+                       "output_names": self.output_names, "label_names": self.label_names})
+        return config
+
+    def update_dict(self, label, pred):
+        if self.output_names is not None:
+            pred = [pred[n] for n in self.output_names]
+        else:
+            pred = list(pred.values())
+        if self.label_names is not None:
+            label = [label[n] for n in self.label_names]
+        else:
+            label = list(label.values())
+        self.update(label, pred)
+
+    def update(self, labels, preds):
+        raise NotImplementedError()
+
+    def reset(self):
+        self.num_inst = 0
+        self.sum_metric = 0.0
+        self.global_num_inst = 0
+        self.global_sum_metric = 0.0
+
+    def reset_local(self):
+        self.num_inst = 0
+        self.sum_metric = 0.0
+
+    def _add(self, value, n):
+        self.sum_metric += value
+        self.global_sum_metric += value
+        self.num_inst += n
+        self.global_num_inst += n
+
+    def get(self):
+        if self.num_inst == 0:
+            return (self.name, float("nan"))
+        return (self.name, self.sum_metric / self.num_inst)
+
+    def get_global(self):
+        if self._has_global_stats:
+            if self.global_num_inst == 0:
+                return (self.name, float("nan"))
+            return (self.name, self.global_sum_metric / self.global_num_inst)
+        return self.get()
+
+    def get_name_value(self):
+        name, value = self.get()
+        if not isinstance(name, list):
+            name, value = [name], [value]
+        return list(zip(name, value))
+
+    def get_global_name_value(self):
+        name, value = self.get_global()
+        if not isinstance(name, list):
+            name, value = [name], [value]
+        return list(zip(name, value))
+
+
+@alias("composite")
+class CompositeEvalMetric(EvalMetric):
+    """Several metrics updated together."""
+
+    def __init__(self, metrics=None, name="composite", output_names=None, label_names=None):
+        self.metrics = [create(m) for m in (metrics or [])]
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+
+    def add(self, metric):
+        self.metrics.append(create(metric))
+
+    def get_metric(self, index):
+        return self.metrics[index]
+
+    def update(self, labels, preds):
+        for m in self.metrics:
+            m.update(labels, preds)
+
+    def update_dict(self, labels, preds):
+        for m in self.metrics:
+            m.update_dict(labels, preds)
+
+    def reset(self):
+        for m in getattr(self, "metrics", []):
+            m.reset()
+
+    def reset_local(self):
+        for m in self.metrics:
+            m.reset_local()
+
+    def get(self):
+        names, values = [], []
+        for m in self.metrics:
+            n, v = m.get()
+            names += n if isinstance(n, list) else [n]
+            values += v if isinstance(v, list) else [v]
+        return names, values
+
+    def get_global(self):
+        names, values = [], []
+        for m in self.metrics:
+            n, v = m.get_global()
+            names += n if isinstance(n, list) else [n]
+            values += v if isinstance(v, list) else [v]
+        return names, values
+
+
+@alias("acc")
+class Accuracy(EvalMetric):
+    """Fraction of argmax(pred, axis) == label."""
+
+    def __init__(self, axis=1, name="accuracy", output_names=None, label_names=None):
+        super().__init__(name, axis=axis, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+        self.axis = axis
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            p, lab = _np(pred), _np(label)
+            if p.shape != lab.shape:
+                p = numpy.argmax(p, axis=self.axis)
+            p = p.astype(numpy.int64).ravel()
+            lab = lab.astype(numpy.int64).ravel()
+            check_label_shapes(lab, p)
+            self._add(float((p == lab).sum()), len(p))
+
+
+@alias("top_k_accuracy", "top_k_acc")
+class TopKAccuracy(EvalMetric):
+    """Label within the top_k predictions."""
+
+    def __init__(self, top_k=1, name="top_k_accuracy", output_names=None, label_names=None):
+        super().__init__(name, top_k=top_k, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+        self.top_k = top_k
+        if top_k <= 1:
+            raise MXNetError("Please use Accuracy if top_k is no more than 1")
+        self.name += f"_{top_k}"
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            p = numpy.argpartition(_np(pred).astype(numpy.float32), -self.top_k)
+            lab = _np(label).astype(numpy.int64)
+            n = p.shape[0]
+            if p.ndim == 1:
+                self._add(float((p.flat == lab.flat).sum()), n)
+            else:
+                k = min(self.top_k, p.shape[1])
+                hit = sum(float((p[:, -j - 1].ravel() == lab.ravel()).sum()) for j in range(k))
+                self._add(hit, n)
+
+
+class _BinaryStats:
+    def __init__(self):
+        self.tp = self.fp = self.fn = self.tn = 0
+
+    def update(self, label, pred):
+        p = _np(pred)
+        lab = _np(label).astype(numpy.int64).ravel()
+        pl = numpy.argmax(p, axis=1) if p.ndim > 1 else (p > 0.5).astype(numpy.int64)
+        if len(numpy.unique(lab)) > 2:
+            raise ValueError(f"{type(self).__name__} currently only supports binary "
+                             "classification.")
+        self.tp += int(((pl == 1) & (lab == 1)).sum())
+        self.fp += int(((pl == 1) & (lab == 0)).sum())
+        self.fn += int(((pl == 0) & (lab == 1)).sum())
+        self.tn += int(((pl == 0) & (lab == 0)).sum())
+
+    def f1(self):
+        prec = self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
+        rec = self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
+        return 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+
+    def mcc(self):
+        t = (self.tp + self.fp) * (self.tp + self.fn) * (self.tn + self.fp) * (self.tn + self.fn)
+        return (self.tp * self.tn - self.fp * self.fn) / math.sqrt(t) if t else 0.0
+
+    def total(self):
+        return self.tp + self.fp + self.fn + self.tn
+
+
+@alias()
+class F1(EvalMetric):
+    """Binary F1 score (macro: averaged per update; micro: over all samples)."""
+
+    def __init__(self, name="f1", output_names=None, label_names=None, average="macro"):
+        self.average = average
+        self.stats = _BinaryStats()
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            if self.average == "macro":
+                s = _BinaryStats()
+                s.update(label, pred)
+                self.stats.update(label, pred)
+                self._add(s.f1(), 1)
+            else:
+                self.stats.update(label, pred)
+                self.sum_metric = self.stats.f1() * self.stats.total()
+                self.global_sum_metric = self.sum_metric
+                self.num_inst = self.global_num_inst = self.stats.total()
+
+    def reset(self):
+        super().reset()
+        self.stats = _BinaryStats()
+
+
+@alias()
+class MCC(F1):
+    """Matthews correlation coefficient (binary)."""
+
+    def __init__(self, name="mcc", output_names=None, label_names=None, average="macro"):
+        super().__init__(name, output_names, label_names, average)
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            s = _BinaryStats()
+            s.update(label, pred)
+            self.stats.update(label, pred)
+            if self.average == "macro":
+                self._add(s.mcc(), 1)
+            else:
+                self.sum_metric = self.stats.mcc() * self.stats.total()
+                self.global_sum_metric = self.sum_metric
+                self.num_inst = self.global_num_inst = self.stats.total()
+
+
+@alias()
+class Perplexity(EvalMetric):
+    """exp(mean negative log-likelihood of the label), ignoring ``ignore_label``."""
+
+    def __init__(self, ignore_label, axis=-1, name="perplexity", output_names=None,
+                 label_names=None):
+        super().__init__(name, ignore_label=ignore_label, output_names=output_names,
+                         label_names=label_names, has_global_stats=True)
+        self.ignore_label, self.axis = ignore_label, axis
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        loss, num = 0.0, 0
+        for label, pred in zip(labels, preds):
+            p = _np(pred)
+            lab = _np(label).astype(numpy.int64).reshape(-1)
+            p = p.reshape(-1, p.shape[-1])
+            probs = p[numpy.arange(len(lab)), numpy.clip(lab, 0, p.shape[-1] - 1)]
+            if self.ignore_label is not None:
+                keep = lab != self.ignore_label
+                probs = probs[keep]
+            loss -= float(numpy.sum(numpy.log(numpy.maximum(1e-10, probs))))
+            num += len(probs)
+        self._add(loss, num)
+
+    def get(self):
+        if self.num_inst == 0:
+            return (self.name, float("nan"))
+        return (self.name, math.exp(self.sum_metric / self.num_inst))
+
+    def get_global(self):
+        if self.global_num_inst == 0:
+            return (self.name, float("nan"))
+        return (self.name, math.exp(self.global_sum_metric / self.global_num_inst))
+
+
+def _regression_pairs(labels, preds):
+    labels, preds = check_label_shapes(labels, preds, True)
+    for label, pred in zip(labels, preds):
+        lab, p = _np(label), _np(pred)
+        if lab.ndim == 1:
+            lab = lab.reshape(lab.shape[0], 1)
+        if p.ndim == 1:
+            p = p.reshape(p.shape[0], 1)
+        yield lab, p
+
+
+@alias()
+class MAE(EvalMetric):
+    """Mean absolute error (per batch mean, averaged over batches as MXNet does)."""
+
+    def __init__(self, name="mae", output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+
+    def update(self, labels, preds):
+        for lab, p in _regression_pairs(labels, preds):
+            self._add(float(numpy.abs(lab - p.reshape(lab.shape)).mean()), 1)
+
+
+@alias()
+class MSE(EvalMetric):
+    """Mean squared error (per batch mean, averaged over batches as MXNet does)."""
+
+    def __init__(self, name="mse", output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+
+    def update(self, labels, preds):
+        for lab, p in _regression_pairs(labels, preds):
+            d = lab - p.reshape(lab.shape)
+            self._add(float((d * d).mean()), 1)
+
+
+@alias()
+class RMSE(EvalMetric):
+    """Root mean squared error per batch, averaged over batches."""
+
+    def __init__(self, name="rmse", output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+
+    def update(self, labels, preds):
+        for lab, p in _regression_pairs(labels, preds):
+            d = lab - p.reshape(lab.shape)
+            self._add(float(numpy.sqrt((d * d).mean())), 1)
+
+
+@alias("ce")
+class CrossEntropy(EvalMetric):
+    """Mean -log p[label]."""
+
+    def __init__(self, eps=1e-12, name="cross-entropy", output_names=None, label_names=None):
+        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+        self.eps = eps
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            lab = _np(label).ravel().astype(numpy.int64)
+            p = _np(pred)
+            if lab.shape[0] != p.shape[0]:
+                raise ValueError(f"Shape of labels {lab.shape[0]} does not match shape of "
+                                 f"predictions {p.shape[0]}")
+            prob = p[numpy.arange(lab.shape[0]), lab]
+            self._add(float((-numpy.log(prob + self.eps)).sum()), lab.shape[0])
+
+
+@alias("nll_loss")
+class NegativeLogLikelihood(CrossEntropy):
+    """Same as cross-entropy, named nll-loss."""
+
+    def __init__(self, eps=1e-12, name="nll-loss", output_names=None, label_names=None):
+        super().__init__(eps, name, output_names, label_names)
+
+
+@alias("pearsonr")
+class PearsonCorrelation(EvalMetric):
+    """Pearson correlation of labels and predictions, averaged per batch."""
+
+    def __init__(self, name="pearsonr", output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            a, b = _np(label).ravel(), _np(pred).ravel()
+            self._add(float(numpy.corrcoef(b, a)[0, 1]), 1)
+
+
+@alias()
+class Loss(EvalMetric):
+    """Mean of the outputs (for MakeLoss heads)."""
+
+    def __init__(self, name="loss", output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+
+    def update(self, _, preds):
+        if isinstance(preds, NDArray):
+            preds = [preds]
+        for p in preds:
+            a = _np(p)
+            self._add(float(a.sum()), a.size)
+
+
+@alias("log_loss")
+class LogLoss(EvalMetric):
+    """Binary log loss of P(label=1) predictions (column 1 for two-column predictions)."""
+
+    def __init__(self, eps=1e-12, name="log_loss", output_names=None, label_names=None):
+        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+        self.eps = eps
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            p = _np(pred)
+            p = p[:, 1] if p.ndim == 2 and p.shape[1] == 2 else p.ravel()
+            y = _np(label).ravel()
+            p = numpy.clip(p, self.eps, 1 - self.eps)
+            self._add(float(-(y * numpy.log(p) + (1 - y) * numpy.log(1 - p)).sum()), len(y))
+
+
+@alias("auc")
+class AUC(EvalMetric):
+    """Area under the ROC curve over all samples seen (rank statistic, ties averaged)."""
+
+    def __init__(self, name="auc", output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+
+    def reset(self):
+        super().reset()
+        self._scores, self._labels = [], []
+
+    def reset_local(self):
+        super().reset_local()
+        self._scores, self._labels = [], []
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            p = _np(pred)
+            p = p[:, 1] if p.ndim == 2 and p.shape[1] == 2 else p.ravel()
+            self._scores.append(p.astype(numpy.float64))
+            self._labels.append(_np(label).ravel())
+            self.num_inst = self.global_num_inst = 1
+
+    def get(self):
+        if not self._scores:
+            return (self.name, float("nan"))
+        from scipy.stats import rankdata
+        s, y = numpy.concatenate(self._scores), numpy.concatenate(self._labels) > 0.5
+        npos, nneg = int(y.sum()), int((~y).sum())
+        if npos == 0 or nneg == 0:
+            return (self.name, float("nan"))
+        r = rankdata(s)
+        return (self.name, float((r[y].sum() - npos * (npos + 1) / 2) / (npos * nneg)))
+
+    get_global = get
+
+
+class CustomMetric(EvalMetric):
+    """Wrap ``feval(label, pred) -> value`` (or (sum, count))."""
+
+    def __init__(self, feval, name=None, allow_extra_outputs=False, output_names=None,
+                 label_names=None):
+        if name is None:
+            name = feval.__name__
+            if name.find("<") != -1:
+                name = f"custom({name})"
+        super().__init__(name, feval=feval, allow_extra_outputs=allow_extra_outputs,
+                         output_names=output_names, label_names=label_names,
+                         has_global_stats=True)
+        self._feval = feval
+        self._allow_extra_outputs = allow_extra_outputs
+
+    def update(self, labels, preds):
+        if not self._allow_extra_outputs:
+            labels, preds = check_label_shapes(labels, preds, True)
+        for pred, label in zip(preds, labels):
+            reval = self._feval(_np(label), _np(pred))
+            if isinstance(reval, tuple):
+                self._add(reval[0], reval[1])
+            else:
+                self._add(reval, 1)
+
+    def get_config(self):
+        raise NotImplementedError("CustomMetric cannot be serialized")
+
+
+def np(numpy_feval, name=None, allow_extra_outputs=False):  # noqa: F811  (MXNet's name)
+    """Create a CustomMetric from a numpy function."""
+    def feval(label, pred):
+        return numpy_feval(label, pred)
+    feval.__name__ = numpy_feval.__name__
+    return CustomMetric(feval, name, allow_extra_outputs)
+
+
+def create(metric, *args, **kwargs):
+    """Create a metric from a name, a callable, an instance or a list of those."""
+    if callable(metric) and not isinstance(metric, EvalMetric):
+        return CustomMetric(metric, *args, **kwargs)
+    if isinstance(metric, EvalMetric):
+        return metric
+    if isinstance(metric, list):
+        comp = CompositeEvalMetric()
+        for m in metric:
+            comp.add(create(m, *args, **kwargs))
+        return comp
+    if isinstance(metric, str):
+        key = metric.lower()
+        if key not in _REGISTRY:
+            raise ValueError(f"Metric must be either callable or in {sorted(_REGISTRY)}, got "
+                             f"{metric!r}")
+        return _REGISTRY[key](*args, **kwargs)
+    raise TypeError(f"metric must be a str, callable, EvalMetric or list, got "
+                    f"{type(metric).__name__}")

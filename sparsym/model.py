@@ -1,0 +1,47 @@
+"""Checkpoints: ``prefix-symbol.json`` + ``prefix-%04d.params`` (arg:/aux: keys)."""
+from __future__ import annotations
+
+import logging
+
+from .base import FormatError
+
+__all__ = ["save_checkpoint", "load_checkpoint", "load_params"]
+
+
+def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_cast=True):
+    """Write a checkpoint; each file goes to a temp name and is renamed into place."""
+    from .ndarray.utils import save
+    if symbol is not None:
+        symbol.save("%s-symbol.json" % prefix)
+    d = {("arg:%s" % k): v for k, v in arg_params.items()}
+    d.update({("aux:%s" % k): v for k, v in aux_params.items()})
+    name = "%s-%04d.params" % (prefix, epoch)
+    save(name, d)
+    logging.getLogger("sparsym").info('Saved checkpoint to "%s"', name)
+
+
+def load_params(prefix, epoch):
+    """(arg_params, aux_params) from ``prefix-%04d.params``."""
+    from .ndarray.utils import load
+    fname = "%s-%04d.params" % (prefix, epoch)
+    loaded = load(fname)
+    if not isinstance(loaded, dict):
+        raise FormatError(f"{fname}: expected named arrays (arg:/aux: keys), got a list")
+    arg, aux = {}, {}
+    for k, v in loaded.items():
+        tp, _, name = k.partition(":")
+        if tp == "arg":
+            arg[name] = v
+        elif tp == "aux":
+            aux[name] = v
+        else:
+            raise FormatError(f"{fname}: key {k!r} is not prefixed with arg: or aux:")
+    return arg, aux
+
+
+def load_checkpoint(prefix, epoch):
+    """(symbol, arg_params, aux_params) of a checkpoint (MXNet 1.x files load too)."""
+    from .symbol import load
+    sym = load("%s-symbol.json" % prefix)
+    arg, aux = load_params(prefix, epoch)
+    return sym, arg, aux

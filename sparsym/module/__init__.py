@@ -1,0 +1,4 @@
+"""Modules: Module, BucketingModule, SequentialModule and the executor group."""
+from .base_module import BaseModule  # noqa: F401
+from .executor_group import DataParallelExecutorGroup  # noqa: F401
+from .module import Module  # noqa: F401

@@ -1,0 +1,283 @@
+"""DataParallelExecutorGroup: one executor per context, a batch split by workload."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .. import storage as st
+from ..base import MXNetError
+from ..io.io import DataDesc
+from ..kernels import csr as kcsr
+from ..ndarray.ndarray import NDArray, wrap
+
+__all__ = ["DataParallelExecutorGroup", "split_slices"]
+
+
+def split_slices(batch_size, workload):
+    """Split ``batch_size`` rows into contiguous slices proportional to ``workload``."""
+    total = float(sum(workload))
+    counts = [int(round(batch_size * w / total)) for w in workload]
+    counts[-1] = batch_size - sum(counts[:-1])
+    slices, start = [], 0
+    for c in counts:
+        if c <= 0:
+            raise MXNetError(f"Too many slices: batch size {batch_size} cannot be split over "
+                             f"{len(workload)} devices with workload {workload}")
+        slices.append(slice(start, start + c))
+        start += c
+    return slices
+
+
+def _slice_raw(raw, sl, axis=0):
+    if isinstance(raw, st.CSR):
+        return kcsr.slice_rows(raw, sl.start, sl.stop)
+    if axis == 0:
+        return raw[sl]
+    return np.take(raw, np.arange(sl.start, sl.stop), axis=axis)
+
+
+def _load(dst: NDArray, raw):
+    """Point an input array at a batch value (zero-copy when layout matches)."""
+    mine = dst._raw
+    if type(mine) is type(raw) and tuple(mine.shape) == tuple(raw.shape) \
+            and mine.dtype == raw.dtype:
+        dst._raw = raw
+    else:
+        dst._assign(raw)
+
+
+def _desc(x):
+    return x if isinstance(x, DataDesc) else DataDesc(x[0], x[1])
+
+
+class DataParallelExecutorGroup:
+    """Executors for ``contexts`` that share parameters with ``shared_group`` (buckets).
+
+    Parameters
+    ----------
+    symbol, contexts, workload, data_shapes, label_shapes, param_names, for_training,
+    inputs_need_grad, shared_group, logger, fixed_param_names, grad_req, state_names,
+    group2ctxs : as in MXNet 1.9.
+    """
+
+    def __init__(self, symbol, contexts, workload, data_shapes, label_shapes, param_names,
+                 for_training, inputs_need_grad, shared_group=None, logger=logging,
+                 fixed_param_names=None, grad_req="write", state_names=None, group2ctxs=None):
+        self.param_names = list(param_names)
+        self.arg_names = symbol.list_arguments()
+        self.aux_names = symbol.list_auxiliary_states()
+        self.symbol = symbol
+        self.contexts = list(contexts)
+        self.workload = list(workload) if workload is not None else [1] * len(self.contexts)
+        self.for_training = for_training
+        self.inputs_need_grad = inputs_need_grad
+        self.logger = logger
+        self.fixed_param_names = set(fixed_param_names or [])
+        self.state_names = list(state_names or [])
+        self.group2ctxs = group2ctxs
+        self.shared_data_arrays = (shared_group.shared_data_arrays if shared_group is not None
+                                   else [{} for _ in self.contexts])
+        self.batch_size = None
+        self.slices = None
+        self.execs = []
+        self._default_execs = None
+        self.data_shapes = self.label_shapes = None
+        self.data_names = self.label_names = None
+        self.grad_req = self._grad_req_dict(grad_req)
+        self.bind_exec(data_shapes, label_shapes, shared_group)
+
+    def _grad_req_dict(self, grad_req):
+        data_names = None
+        reqs = {}
+        if isinstance(grad_req, str):
+            for name in self.arg_names:
+                if name in self.param_names:
+                    reqs[name] = "null" if name in self.fixed_param_names else grad_req
+                else:
+                    reqs[name] = grad_req if self.inputs_need_grad else "null"
+            reqs["__data_names__"] = data_names
+        elif isinstance(grad_req, (list, tuple)):
+            reqs = dict(zip(self.arg_names, grad_req))
+        elif isinstance(grad_req, dict):
+            reqs = {n: grad_req.get(n, "null") for n in self.arg_names}
+        else:
+            raise ValueError("grad_req must be one of str, list, tuple, or dict.")
+        if not self.for_training:
+            reqs = {n: "null" for n in self.arg_names}
+        return reqs
+
+    def decide_slices(self, data_shapes):
+        bs = None
+        for d in data_shapes:
+            axis = DataDesc.get_batch_axis(getattr(d, "layout", "NCHW"))
+            b = d.shape[axis]
+            if bs is not None and b != bs:
+                raise MXNetError(f"all data must have the same batch size: batch_size = {bs}, "
+                                 f"but {d.name} has shape {d.shape}")
+            bs = b
+        self.batch_size = bs
+        self.slices = split_slices(bs, self.workload)
+        return [DataDesc.get_batch_axis(getattr(d, "layout", "NCHW")) for d in data_shapes]
+
+    def _sliced_shape(self, shapes, i, axes):
+        out = []
+        for d, ax in zip(shapes, axes):
+            shape = list(d.shape)
+            if ax >= 0:
+                shape[ax] = self.slices[i].stop - self.slices[i].start
+            out.append(DataDesc(d.name, tuple(shape), d.dtype, d.layout))
+        return out
+
+    def bind_exec(self, data_shapes, label_shapes, shared_group=None, reshape=False):
+        data_shapes = [_desc(d) for d in data_shapes]
+        label_shapes = [_desc(d) for d in label_shapes] if label_shapes else []
+        self.data_axes = self.decide_slices(data_shapes)
+        self.label_axes = [DataDesc.get_batch_axis(getattr(d, "layout", "NCHW"))
+                           for d in label_shapes]
+        self.data_shapes, self.label_shapes = data_shapes, label_shapes
+        self.data_names = [d.name for d in data_shapes]
+        self.label_names = [d.name for d in label_shapes]
+        old = self.execs
+        self.execs = []
+        for i, ctx in enumerate(self.contexts):
+            shapes = {d.name: d.shape for d in self._sliced_shape(data_shapes, i, self.data_axes)}
+            shapes.update({d.name: d.shape for d in
+                           self._sliced_shape(label_shapes, i, self.label_axes)})
+            type_dict = {d.name: d.dtype for d in data_shapes + label_shapes}
+            shared_exec = None
+            if shared_group is not None:
+                shared_exec = shared_group.execs[i]
+            elif reshape and old:
+                shared_exec = old[i]
+            exe = self.symbol.simple_bind(
+                ctx, grad_req=self.grad_req, type_dict=type_dict,
+                shared_arg_names=self.param_names, shared_exec=shared_exec,
+                shared_buffer=self.shared_data_arrays[i],
+                group2ctx=self.group2ctxs[i] if self.group2ctxs else None, **shapes)
+            self.execs.append(exe)
+        self.data_arrays = [[(self.slices[i], e.arg_dict[n]) for i, e in enumerate(self.execs)]
+                            for n in self.data_names]
+        self.label_arrays = [[(self.slices[i], e.arg_dict[n]) for i, e in enumerate(self.execs)]
+                             for n in self.label_names]
+        self.param_arrays = [[e.arg_dict[n] for e in self.execs] for n in self.param_names]
+        self.grad_arrays = ([[e.grad_dict.get(n) for e in self.execs] for n in self.param_names]
+                            if self.for_training else [])
+        self.aux_arrays = [[e.aux_dict[n] for e in self.execs] for n in self.aux_names]
+        self.input_grad_arrays = ([[e.grad_dict.get(n) for e in self.execs]
+                                   for n in self.data_names] if self.inputs_need_grad else [])
+
+    def reshape(self, data_shapes, label_shapes):
+        """Rebind for new input shapes, sharing parameters and memory with the old executors."""
+        data_shapes = [_desc(d) for d in data_shapes]
+        if [tuple(d.shape) for d in data_shapes] == [tuple(d.shape) for d in self.data_shapes] \
+                and [tuple(_desc(d).shape) for d in (label_shapes or [])] == \
+                [tuple(d.shape) for d in self.label_shapes]:
+            return
+        self.bind_exec(data_shapes, label_shapes, None, reshape=True)
+
+    def set_params(self, arg_params, aux_params, allow_extra=False):
+        for exe in self.execs:
+            exe.copy_params_from(arg_params, aux_params, allow_extra_params=allow_extra)
+
+    def get_params(self, arg_params, aux_params):
+        """Average parameters over devices into ``arg_params`` / ``aux_params``."""
+        for name, blocks in zip(self.param_names, self.param_arrays):
+            arg_params[name]._assign(_average(blocks))
+        for name, blocks in zip(self.aux_names, self.aux_arrays):
+            aux_params[name]._assign(_average(blocks))
+
+    def forward(self, data_batch, is_train=None):
+        """Load the batch into each executor (split by slices) and run forward."""
+        if is_train is None:
+            is_train = self.for_training
+        one = len(self.execs) == 1
+        for arrays, value in zip(self.data_arrays, data_batch.data):
+            for sl, dst in arrays:
+                _load(dst, value._raw if one else _slice_raw(value._raw, sl))
+        if self.label_arrays and data_batch.label:
+            for arrays, value in zip(self.label_arrays, data_batch.label):
+                for sl, dst in arrays:
+                    _load(dst, value._raw if one else _slice_raw(value._raw, sl))
+        for exe in self.execs:
+            exe.forward(is_train=is_train)
+
+    def get_output_shapes(self):
+        shapes = []
+        exe = self.execs[0]
+        for name, out in zip(exe.plan.output_names, exe.outputs):
+            shape = list(out.shape)
+            if shape:
+                shape[0] = self.batch_size
+            shapes.append((name, tuple(shape)))
+        return shapes
+
+    def get_outputs(self, merge_multi_context=True, begin=0, end=None):
+        end = end if end is not None else len(self.execs[0].outputs)
+        outs = [[e.outputs[i] for e in self.execs] for i in range(begin, end)]
+        if merge_multi_context:
+            return [_merge(o) for o in outs]
+        return outs
+
+    def get_states(self, merge_multi_context=True):
+        return self.get_outputs(merge_multi_context) if not self.state_names else [
+            [e.arg_dict[n] for e in self.execs] for n in self.state_names]
+
+    def set_states(self, states=None, value=None):
+        for name in self.state_names:
+            for k, e in enumerate(self.execs):
+                if value is not None:
+                    e.arg_dict[name][:] = value
+                else:
+                    e.arg_dict[name]._assign(states[self.state_names.index(name)][k])
+
+    def get_input_grads(self, merge_multi_context=True):
+        if not self.inputs_need_grad:
+            raise MXNetError("get_input_grads requires inputs_need_grad=True at bind")
+        if merge_multi_context:
+            return [_merge(g) for g in self.input_grad_arrays]
+        return self.input_grad_arrays
+
+    def backward(self, out_grads=None):
+        if not self.for_training:
+            raise MXNetError("re-bind with for_training=True to run backward")
+        for i, exe in enumerate(self.execs):
+            og = None
+            if out_grads is not None:
+                og = [wrap(_slice_raw(g._raw, self.slices[i])) if len(self.execs) > 1 else g
+                      for g in out_grads]
+            exe.backward(out_grads=og)
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        if len(self.execs) == 1:
+            eval_metric.update(labels, self.execs[0].outputs)
+            return
+        for i, exe in enumerate(self.execs):
+            if pre_sliced:
+                labs = labels[i]
+            else:
+                labs = [wrap(_slice_raw(lab._raw, self.slices[i])) for lab in labels]
+            eval_metric.update(labs, exe.outputs)
+
+    def install_monitor(self, mon):
+        for exe in self.execs:
+            mon.install(exe)
+
+
+def _average(blocks):
+    if len(blocks) == 1:
+        return blocks[0]._raw
+    raws = [b._raw for b in blocks]
+    acc = st.todense(raws[0]).astype(np.float64)
+    for r in raws[1:]:
+        acc += st.todense(r)
+    return (acc / len(raws)).astype(raws[0].dtype)
+
+
+def _merge(arrays):
+    if len(arrays) == 1:
+        return arrays[0]
+    raws = [a._raw for a in arrays]
+    if all(isinstance(r, st.CSR) for r in raws):
+        return wrap(kcsr.concat_rows_csr(raws), arrays[0].context)
+    return wrap(np.concatenate([st.todense(r) for r in raws], axis=0), arrays[0].context)

@@ -1,0 +1,82 @@
+"""How Module moves gradients and weights: local replicas, or a (dist) KVStore."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import storage as st
+from ..base import getenv
+from ..kernels import rsp as krsp
+
+
+def create_kvstore(kvstore, num_device, arg_params):
+    """(kvstore or None, update_on_kvstore) as MXNet's model._create_kvstore, except that
+    'local'/'device' with several cpu contexts also update locally: gradients are summed
+    over the replicas, replica 0 is updated and copied to the others."""
+    from ..kvstore.local import KVStore, create
+    if kvstore is None:
+        return None, False
+    if isinstance(kvstore, KVStore) or hasattr(kvstore, "row_sparse_pull"):
+        kv = kvstore
+    elif isinstance(kvstore, str):
+        if "dist" not in kvstore:
+            return None, False
+        kv = create(kvstore)
+    else:
+        raise TypeError("kvstore must be KVStore, str or None")
+    update_on_kvstore = getenv("MXNET_UPDATE_ON_KVSTORE", "1") != "0"
+    return kv, update_on_kvstore
+
+
+def initialize_kvstore(kv, param_arrays, arg_params, param_names, update_on_kvstore):
+    """Init every parameter on the store; rank 0's value wins."""
+    for idx, name in enumerate(param_names):
+        kv.init(name, arg_params[name])
+        if update_on_kvstore:
+            if arg_params[name].stype == "row_sparse":
+                continue  # MXNet: row_sparse weights arrive through prepare()/row_sparse_pull
+            kv.pull(name, param_arrays[idx], priority=-idx)
+
+
+def _sum_grads(grads):
+    raws = [g._raw for g in grads]
+    if all(isinstance(r, st.RSP) for r in raws):
+        return krsp.add_n_rsp(raws)
+    out = st.todense(raws[0]).copy()
+    for r in raws[1:]:
+        out += st.todense(r)
+    return out
+
+
+def update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
+                  param_names=None):
+    """Local update: one replica -> updater directly; several -> sum, update, broadcast."""
+    if num_device == 1:
+        for i, (w, g) in enumerate(zip(param_arrays, grad_arrays)):
+            if g[0] is None:
+                continue
+            updater(i, g[0], w[0])
+        return
+    from ..ndarray.ndarray import wrap
+    for i, (ws, gs) in enumerate(zip(param_arrays, grad_arrays)):
+        if gs[0] is None:
+            continue
+        total = wrap(_sum_grads(gs), gs[0].context)
+        updater(i, total, ws[0])
+        for w in ws[1:]:
+            src = ws[0]._raw
+            if isinstance(src, np.ndarray):
+                np.copyto(w._raw, src)
+            else:
+                w._raw = src.copy()
+
+
+def update_params_on_kvstore(param_arrays, grad_arrays, kvstore, param_names):
+    """Push gradients; pull dense weights back (row_sparse ones come through prepare())."""
+    for idx, (ws, gs) in enumerate(zip(param_arrays, grad_arrays)):
+        if gs[0] is None:
+            continue
+        name = param_names[idx]
+        kvstore.push(name, gs, priority=-idx)
+        if ws[0].stype == "row_sparse":
+            continue
+        kvstore.pull(name, ws, priority=-idx)

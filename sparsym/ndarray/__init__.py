@@ -1,0 +1,14 @@
+"""NDArray front end: ``mx.nd.*`` (generated from the op registry) and ``mx.nd.sparse``."""
+from .. import ops as _ops  # noqa: F401  (registers every operator)
+from . import sparse  # noqa: F401
+from .ndarray import (NDArray, array, arange, concatenate, empty, full, moveaxis,  # noqa: F401
+                      ones, waitall, zeros)
+from .op import populate as _populate
+from .sparse import CSRNDArray, RowSparseNDArray  # noqa: F401
+from .utils import load, save  # noqa: F401
+
+_populate(globals())
+_populate(sparse.__dict__, sparse=True)
+sparse.__dict__.update({"csr_matrix": sparse.csr_matrix, "row_sparse_array":
+                        sparse.row_sparse_array, "zeros": sparse.zeros, "empty": sparse.empty,
+                        "array": sparse.array})

@@ -1,0 +1,466 @@
+"""NDArray: an eager array over a raw value (numpy array, CSR or RSP)."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..base import MXNetError, ShapeError, StorageError, dtype_of
+from ..context import Context, current_context
+from .. import storage as st
+
+__all__ = ["NDArray", "wrap", "array", "zeros", "ones", "empty", "full", "arange", "waitall",
+           "concatenate", "moveaxis"]
+
+
+def wrap(raw, ctx=None):
+    """Wrap a raw value in the NDArray class of its storage type."""
+    if isinstance(raw, st.CSR):
+        from .sparse import CSRNDArray
+        cls = CSRNDArray
+    elif isinstance(raw, st.RSP):
+        from .sparse import RowSparseNDArray
+        cls = RowSparseNDArray
+    else:
+        cls = NDArray
+        if not isinstance(raw, np.ndarray):
+            raw = np.asarray(raw)
+    obj = object.__new__(cls)
+    obj._raw = raw
+    obj._ctx = ctx if ctx is not None else current_context()
+    obj.writable = True
+    return obj
+
+
+def _raw_of(x):
+    return x._raw if isinstance(x, NDArray) else x
+
+
+class NDArray:
+    """A dense n-dimensional array on a (logical) cpu context.
+
+    Operations run immediately; :meth:`wait_to_read` returns at once.
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> x = mx.nd.ones((2, 3))
+    >>> (x * 2).asnumpy().tolist()
+    [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+    """
+
+    __slots__ = ("_raw", "_ctx", "writable", "__weakref__")
+    __array_priority__ = 1000.0
+
+    def __init__(self, handle=None, writable=True):
+        raise MXNetError("NDArray cannot be constructed directly; use mx.nd.array/zeros/...")
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def shape(self):
+        return tuple(self._raw.shape)
+
+    @property
+    def dtype(self):
+        return self._raw.dtype.type
+
+    @property
+    def stype(self):
+        return st.stype_of(self._raw)
+
+    @property
+    def context(self):
+        return self._ctx
+
+    ctx = context
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def handle(self):
+        return id(self._raw)
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    @property
+    def grad(self):
+        return None
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        shape = "x".join(str(s) for s in self.shape)
+        body = str(self.asnumpy()) if self.stype == "default" else ""
+        cls = type(self).__name__
+        return f"\n{body}\n<{cls} {shape} @{self._ctx}>" if body else f"\n<{cls} {shape} @{self._ctx}>"
+
+    def __bool__(self):
+        if self.size == 1:
+            return bool(self.asnumpy().reshape(-1)[0])
+        if self.size == 0:
+            return False
+        raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+    def __float__(self):
+        return float(self.asscalar())
+
+    def __int__(self):
+        return int(self.asscalar())
+
+    def __index__(self):
+        return int(self.asscalar())
+
+    def __hash__(self):
+        return id(self)
+
+    def __iter__(self):
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    def __reduce__(self):
+        # pickling: plain arrays only (loading pickles is the user's choice, never ours)
+        from .sparse import _reduce_raw
+        return _reduce_raw(self._raw)
+
+    # ------------------------------------------------------------------ conversion
+    def asnumpy(self):
+        """Return a numpy copy (dense) of the values."""
+        return np.array(st.todense(self._raw), copy=True)
+
+    def asscalar(self):
+        if self.size != 1:
+            raise ValueError("The current array is not a scalar")
+        return self.asnumpy().reshape(-1)[0]
+
+    def wait_to_read(self):
+        """Operations are eager; returns at once."""
+
+    def tostype(self, stype):
+        """Return a copy with storage type ``stype`` ('default', 'csr', 'row_sparse')."""
+        st.check_stype(stype, "tostype: ")
+        from .op import invoke
+        return invoke("cast_storage", [self], {"stype": stype})[0]
+
+    def astype(self, dtype, copy=True):
+        """Cast to ``dtype``; with copy=False the same array returns when dtype matches."""
+        dtype = dtype_of(dtype)
+        if not copy and np.dtype(self.dtype) == dtype:
+            return self
+        raw = self._raw
+        if isinstance(raw, st.CSR):
+            new = st.CSR(raw.data.astype(dtype), raw.indices.copy(), raw.indptr.copy(), raw.shape)
+        elif isinstance(raw, st.RSP):
+            new = st.RSP(raw.data.astype(dtype), raw.indices.copy(), raw.shape)
+        else:
+            new = raw.astype(dtype)
+        return wrap(new, self._ctx)
+
+    def copy(self):
+        """A deep copy on the same context."""
+        return self.copyto(self._ctx)
+
+    def copyto(self, other):
+        """Copy to a context (new array) or into an NDArray (its stype is kept)."""
+        if isinstance(other, Context):
+            raw = self._raw.copy()
+            return wrap(raw, other)
+        if isinstance(other, NDArray):
+            if other is self:
+                return other
+            other._assign(self._raw)
+            return other
+        raise TypeError(f"copyto does not support type {type(other).__name__}")
+
+    def as_in_context(self, context):
+        return self if context == self._ctx else self.copyto(context)
+
+    as_in_ctx = as_in_context
+
+    def attach_grad(self, grad_req="write", stype=None):
+        raise MXNetError("autograd is not part of sparsym's symbolic API; use a Symbol executor")
+
+    # ------------------------------------------------------------------ assignment
+    def _assign(self, value):
+        """Write ``value`` (raw, NDArray, numpy or scalar) into this array, keeping its stype."""
+        if not self.writable:
+            raise MXNetError("trying to assign to a readonly NDArray")
+        value = _raw_of(value)
+        mine = self._raw
+        if isinstance(mine, np.ndarray):
+            if isinstance(value, (st.CSR, st.RSP)):
+                value = st.todense(value)
+            value = np.asarray(value)
+            if value.shape != mine.shape and value.size != 1:
+                try:
+                    np.broadcast_to(value, mine.shape)
+                except ValueError:
+                    raise ShapeError(f"cannot assign array of shape {value.shape} to NDArray of "
+                                     f"shape {mine.shape}") from None
+            np.copyto(mine, value, casting="unsafe")
+            return
+        if isinstance(value, numbers.Number) or (isinstance(value, np.ndarray) and value.ndim == 0):
+            value = np.full(mine.shape, value, dtype=mine.dtype)
+        if not isinstance(value, (st.CSR, st.RSP)):
+            value = np.asarray(value)
+        if tuple(value.shape) != tuple(mine.shape):
+            raise ShapeError(f"cannot assign array of shape {tuple(value.shape)} to "
+                             f"{self.stype} NDArray of shape {mine.shape}")
+        new = st.cast_raw(value, self.stype)
+        if new is value:
+            new = value.copy()
+        if new.dtype != mine.dtype:
+            new.data = new.data.astype(mine.dtype)
+        self._raw = new
+
+    def __setitem__(self, key, value):
+        if isinstance(key, slice) and key == slice(None):
+            self._assign(value)
+            return
+        if self.stype != "default":
+            raise StorageError(f"{self.stype} NDArray only supports assignment to [:], got {key!r}")
+        value = _raw_of(value)
+        if isinstance(value, (st.CSR, st.RSP)):
+            value = st.todense(value)
+        key = _raw_key(key)
+        self._raw[key] = value
+
+    def __getitem__(self, key):
+        key = _raw_key(key)
+        if isinstance(key, tuple) and len(key) > self.ndim:
+            raise IndexError(f"too many indices ({len(key)}) for an array of {self.ndim} dims")
+        out = self._raw[key]
+        if not isinstance(out, np.ndarray):
+            out = np.asarray(out).reshape(())
+        return wrap(out, self._ctx)
+
+    # ------------------------------------------------------------------ shape methods
+    def reshape(self, *shape, **kwargs):
+        """Return a view with a new shape (MXNet's 0 / -1 / -2 / -3 / -4 codes accepted)."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = kwargs.pop("shape", shape)
+        reverse = kwargs.pop("reverse", False)
+        if kwargs:
+            raise TypeError(f"reshape got unexpected arguments {sorted(kwargs)}")
+        if self.stype != "default":
+            raise StorageError(f"reshape is only supported for default storage, got {self.stype}")
+        from ..ops.shape_codes import reshape_target
+        target = reshape_target(self.shape, tuple(shape), reverse)
+        return wrap(self._raw.reshape(target), self._ctx)
+
+    def reshape_like(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self):
+        return self.reshape((self.shape[0], -1)) if self.ndim else self.reshape((1, 1))
+
+    def expand_dims(self, axis):
+        return wrap(np.expand_dims(self._raw, axis), self._ctx)
+
+    def squeeze(self, axis=None):
+        return wrap(np.squeeze(self._raw, axis), self._ctx)
+
+    def transpose(self, axes=None):
+        from .op import invoke
+        return invoke("transpose", [self], {"axes": axes} if axes else {})[0]
+
+    def broadcast_to(self, shape):
+        return wrap(np.ascontiguousarray(np.broadcast_to(self._raw, tuple(shape))), self._ctx)
+
+    def slice_axis(self, axis, begin, end):
+        idx = [slice(None)] * self.ndim
+        idx[axis] = slice(begin, end)
+        return self[tuple(idx)]
+
+    # ------------------------------------------------------------------ arithmetic
+    def _bin(self, other, name, scalar_name, reverse=False):
+        from .op import binary
+        return binary(self, other, name, scalar_name, reverse)
+
+    def __add__(self, o):
+        return self._bin(o, "add", "_plus_scalar")
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        return self._bin(o, "sub", "_minus_scalar")
+
+    def __rsub__(self, o):
+        return self._bin(o, "sub", "_rminus_scalar", reverse=True)
+
+    def __mul__(self, o):
+        return self._bin(o, "mul", "_mul_scalar")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, o):
+        return self._bin(o, "div", "_div_scalar")
+
+    def __rtruediv__(self, o):
+        return self._bin(o, "div", "_rdiv_scalar", reverse=True)
+
+    def __mod__(self, o):
+        return self._bin(o, "mod", "_mod_scalar")
+
+    def __pow__(self, o):
+        return self._bin(o, "power", "_power_scalar")
+
+    def __rpow__(self, o):
+        return self._bin(o, "power", "_rpower_scalar", reverse=True)
+
+    def __neg__(self):
+        from .op import invoke
+        return invoke("negative", [self], {})[0]
+
+    def __abs__(self):
+        from .op import invoke
+        return invoke("abs", [self], {})[0]
+
+    def __eq__(self, o):
+        return self._bin(o, "equal", "_equal_scalar")
+
+    def __ne__(self, o):
+        return self._bin(o, "not_equal", "_not_equal_scalar")
+
+    def __gt__(self, o):
+        return self._bin(o, "greater", "_greater_scalar")
+
+    def __ge__(self, o):
+        return self._bin(o, "greater_equal", "_greater_equal_scalar")
+
+    def __lt__(self, o):
+        return self._bin(o, "lesser", "_lesser_scalar")
+
+    def __le__(self, o):
+        return self._bin(o, "lesser_equal", "_lesser_equal_scalar")
+
+    def _inplace(self, other, fn):
+        res = fn(self, other)
+        if res.stype != self.stype:
+            res = res.tostype(self.stype)
+        if self.stype == "default":
+            np.copyto(self._raw, res._raw, casting="unsafe")
+        else:
+            self._raw = res._raw
+        return self
+
+    def __iadd__(self, o):
+        return self._inplace(o, NDArray.__add__)
+
+    def __isub__(self, o):
+        return self._inplace(o, NDArray.__sub__)
+
+    def __imul__(self, o):
+        return self._inplace(o, NDArray.__mul__)
+
+    def __itruediv__(self, o):
+        return self._inplace(o, NDArray.__truediv__)
+
+    def __getattr__(self, name):
+        # fluent methods: x.sum(axis=1), x.exp(), ... resolve to the registered op
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from .op import fluent
+        fn = fluent(name)
+        if fn is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+        return lambda *args, **kwargs: fn(self, *args, **kwargs)
+
+
+def _raw_key(key):
+    if isinstance(key, NDArray):
+        return key.asnumpy().astype(np.int64)
+    if isinstance(key, tuple):
+        return tuple(_raw_key(k) for k in key)
+    return key
+
+
+# ---------------------------------------------------------------------- constructors
+def _ctx(ctx):
+    return ctx if ctx is not None else current_context()
+
+
+def array(source_array, ctx=None, dtype=None):
+    """Create an array from a list, numpy array, NDArray or scipy sparse matrix.
+
+    The default dtype is the source's for an NDArray or numpy array source... following
+    MXNet 1.9: ``float32`` unless the source is an NDArray, or ``dtype`` is given.
+    """
+    from .sparse import _is_scipy_sparse, csr_matrix
+    if _is_scipy_sparse(source_array):
+        return csr_matrix(source_array, ctx=ctx, dtype=dtype)
+    if isinstance(source_array, NDArray):
+        out = source_array.astype(dtype or source_array.dtype)
+        out._ctx = _ctx(ctx)
+        return out
+    if dtype is None:
+        dtype = source_array.dtype if isinstance(source_array, np.ndarray) else np.float32
+    try:
+        raw = np.array(source_array, dtype=dtype_of(dtype), copy=True)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"source_array must be array like object, got {type(source_array).__name__}"
+                        f": {err}") from None
+    return wrap(raw, _ctx(ctx))
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
+    """All-zero array of storage type ``stype`` (default 'default')."""
+    dtype = dtype_of(dtype or np.float32)
+    return wrap(st.zeros_raw(st.check_stype(stype), _shape(shape), dtype), _ctx(ctx))
+
+
+def empty(shape, ctx=None, dtype=None, stype=None):
+    """Like :func:`zeros` (memory is always initialised)."""
+    return zeros(shape, ctx, dtype, stype)
+
+
+def ones(shape, ctx=None, dtype=None, **kwargs):
+    """All-one dense array."""
+    return wrap(np.ones(_shape(shape), dtype=dtype_of(dtype or np.float32)), _ctx(ctx))
+
+
+def full(shape, val, ctx=None, dtype=None, out=None):
+    """Dense array filled with ``val``."""
+    raw = np.full(_shape(shape), val, dtype=dtype_of(dtype or np.float32))
+    if out is not None:
+        out._assign(raw)
+        return out
+    return wrap(raw, _ctx(ctx))
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):
+    """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
+    if stop is None:
+        start, stop = 0, start
+    raw = np.arange(start, stop, step, dtype=np.float64).astype(dtype_of(dtype or np.float32))
+    if repeat != 1:
+        raw = np.repeat(raw, int(repeat))
+    return wrap(raw, _ctx(ctx))
+
+
+def waitall():
+    """Operations are eager; returns at once."""
+
+
+def concatenate(arrays, axis=0, always_copy=True):
+    """Concatenate dense arrays along ``axis``."""
+    return wrap(np.concatenate([st.todense(a._raw) for a in arrays], axis=axis), arrays[0]._ctx)
+
+
+def moveaxis(tensor, source, destination):
+    return wrap(np.ascontiguousarray(np.moveaxis(tensor._raw, source, destination)), tensor._ctx)

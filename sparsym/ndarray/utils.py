@@ -1,0 +1,35 @@
+"""nd.save / nd.load in MXNet's binary NDArray-list format (never unpickles)."""
+from __future__ import annotations
+
+from .ndarray import NDArray, wrap
+
+
+def save(fname, data):
+    """Save a list or dict (str -> NDArray) of arrays of any storage type.
+
+    Files are MXNet 1.x compatible and written atomically (temp file + rename).
+    """
+    from .serialization import save_raw
+    if isinstance(data, NDArray):
+        data = [data]
+    if isinstance(data, dict):
+        for k, v in data.items():
+            if not isinstance(k, str) or not isinstance(v, NDArray):
+                raise TypeError("save only accepts dict str->NDArray or list of NDArray")
+        raw = {k: v._raw for k, v in data.items()}
+    elif isinstance(data, (list, tuple)):
+        if not all(isinstance(v, NDArray) for v in data):
+            raise TypeError("save only accepts dict str->NDArray or list of NDArray")
+        raw = [v._raw for v in data]
+    else:
+        raise TypeError("save only accepts dict str->NDArray or list of NDArray")
+    save_raw(fname, raw)
+
+
+def load(fname):
+    """Load arrays saved by :func:`save` or by MXNet 1.x; returns a list or a dict."""
+    from .serialization import load_raw
+    raw = load_raw(fname)
+    if isinstance(raw, dict):
+        return {k: wrap(v) for k, v in raw.items()}
+    return [wrap(v) for v in raw]

@@ -1,0 +1,176 @@
+"""dot and batch_dot, with MXNet's sparse storage rows (csr . dense, csr.T . dense -> rsp...)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import storage as st
+from ..kernels import csr as kcsr
+from . import rules
+from .elemwise import bw
+from .params import Field, Params
+from .registry import Dispatch, OpDef, register
+
+D, R, C = "default", "row_sparse", "csr"
+
+_DOT = Params(
+    transpose_a=Field("bool", False, doc="transpose the left operand"),
+    transpose_b=Field("bool", False, doc="transpose the right operand"),
+    forward_stype=Field("str_or_none", None, choices=(None, D, R, C),
+                        doc="requested output storage type"))
+
+
+def _t(x, flag):
+    if not flag:
+        return x
+    return x.T if x.ndim == 2 else np.transpose(x, tuple(range(x.ndim))[::-1])
+
+
+def _dot_dense(a, xs):
+    x, y = _t(xs[0], a.transpose_a), _t(xs[1], a.transpose_b)
+    if x.ndim == 2 and y.ndim == 2:
+        return (np.matmul(x, y),)
+    if x.ndim == 1 and y.ndim == 1:
+        return (np.asarray(np.dot(x, y)).reshape(1),)
+    return (np.tensordot(x, y, axes=1),)
+
+
+def dot_shape(attrs, ins, outs):
+    """Output (lhs dims but last) + (rhs dims but first), after transposes."""
+    a, b = ins
+    ta = tuple(a[::-1]) if a is not None and attrs.transpose_a else a
+    tb = tuple(b[::-1]) if b is not None and attrs.transpose_b else b
+    if ta is not None and tb is not None:
+        if ta[-1] is not None and tb[0] is not None and ta[-1] != tb[0]:
+            raise rules.Conflict("shape", 1, "input", ta, tb)
+        out = tuple(ta[:-1]) + tuple(tb[1:])
+        if len(ta) == 1 and len(tb) == 1:
+            out = (1,)
+        rules.set_shape(outs, 0, out, "output")
+    return ins, outs
+
+
+def _fs(*allowed):
+    return lambda a, s: a.forward_stype in allowed
+
+
+def _plain(a):
+    return not a.transpose_a and not a.transpose_b
+
+
+def _dot_dns_rsp(x, w, transpose_b):
+    """x . w or x . w^T for a row_sparse w (only its stored rows are touched)."""
+    if transpose_b:  # (m, k) . (n, k)^T -> (m, n): columns w.indices
+        out = np.zeros((x.shape[0], w.shape[0]), dtype=np.result_type(x.dtype, w.dtype))
+        if len(w.indices):
+            out[:, w.indices] = x @ w.data.reshape(len(w.indices), -1).T
+        return out
+    if len(w.indices) == 0:
+        return np.zeros((x.shape[0],) + tuple(w.shape[1:]), dtype=np.result_type(x, w.data))
+    return x[:, w.indices] @ w.data
+
+
+def _rows():
+    k = kcsr
+    return (
+        Dispatch((D, D), (D,), _dot_dense, when=_fs(None, D)),
+        Dispatch((C, D), (D,), lambda a, xs: (k.dot_csr_dns(xs[0], xs[1]),),
+                 when=lambda a, s: _plain(a) and a.forward_stype in (None, D)),
+        Dispatch((C, R), (D,), lambda a, xs: (k.dot_csr_rsp(xs[0], xs[1]),),
+                 when=lambda a, s: _plain(a) and a.forward_stype in (None, D)),
+        # beyond MXNet: dense . row_sparse(^T) without a fallback (the csr-data gradient path)
+        Dispatch((D, R), (D,), lambda a, xs: (_dot_dns_rsp(xs[0], xs[1], a.transpose_b),),
+                 when=lambda a, s: not a.transpose_a and a.forward_stype in (None, D)),
+        # MXNet: dot(csr.T, dense) -> row_sparse by default, dense when requested
+        Dispatch((C, D), (R,), lambda a, xs: (k.dot_csrT_dns_rsp(xs[0], xs[1]),),
+                 when=lambda a, s: a.transpose_a and not a.transpose_b
+                 and a.forward_stype in (None, R)),
+        Dispatch((C, D), (D,), lambda a, xs: (k.dot_csrT_dns(xs[0], xs[1]),),
+                 when=lambda a, s: a.transpose_a and not a.transpose_b and a.forward_stype == D),
+        Dispatch((C, R), (R,), lambda a, xs: (k.dot_csrT_rsp_rsp(xs[0], xs[1]),),
+                 when=lambda a, s: a.transpose_a and not a.transpose_b
+                 and a.forward_stype in (None, R)),
+        # beyond MXNet (it fails at run time): dot(csr.T, rsp) with forward_stype='default'
+        Dispatch((C, R), (D,), lambda a, xs: (st.todense(k.dot_csrT_rsp_rsp(xs[0], xs[1])),),
+                 when=lambda a, s: a.transpose_a and not a.transpose_b and a.forward_stype == D),
+        Dispatch((D, C), (C,), lambda a, xs: (k.dot_dns_csr_csr(xs[0], xs[1]),),
+                 when=lambda a, s: _plain(a) and a.forward_stype in (None, C)),
+        Dispatch((D, C), (D,), lambda a, xs: (k.dot_dns_csr(xs[0], xs[1]),),
+                 when=lambda a, s: _plain(a) and a.forward_stype == D),
+        Dispatch((D, C), (D,), lambda a, xs: (k.dot_dns_csrT(xs[0], xs[1]),),
+                 when=lambda a, s: not a.transpose_a and a.transpose_b and a.forward_stype == D),
+        # MXNet gives csr here (through its fallback); we compute it directly
+        Dispatch((D, C), (C,), lambda a, xs: (st.dense_to_csr(k.dot_dns_csrT(xs[0], xs[1])),),
+                 when=lambda a, s: not a.transpose_a and a.transpose_b
+                 and a.forward_stype in (None, C)),
+    )
+
+
+def dot_grad(node, og):
+    """d lhs = og . rhs^T, d rhs = lhs^T . og (transposes folded), through dot itself,
+    so dot(csr, w) yields a row_sparse weight gradient from the csr.T . dense row."""
+    a, b = node.inputs
+    ta, tb = node.params.transpose_a, node.params.transpose_b
+    g = og[0]
+    if not ta:
+        ga = bw("dot", [g, b], node, "lhs_grad", transpose_b=not tb)
+    else:
+        ga = bw("dot", [b, g], node, "lhs_grad", transpose_a=tb, transpose_b=True)
+    if not tb:
+        gb = bw("dot", [a, g], node, "rhs_grad", transpose_a=not ta)
+    else:
+        gb = bw("dot", [g, a], node, "rhs_grad", transpose_a=True, transpose_b=ta)
+    return [ga, gb]
+
+
+register(OpDef(
+    "dot", params=_DOT, inputs=("lhs", "rhs"), dispatch=_rows(), gradient=dot_grad,
+    infer_shape=dot_shape, infer_type=rules.same_type, aliases=("_sparse_dot",),
+    doc="""Dot product of two arrays.
+
+    Parameters
+    ----------
+    lhs, rhs : NDArray or Symbol
+    transpose_a, transpose_b : bool
+    forward_stype : {None, 'default', 'row_sparse', 'csr'}
+
+    Storage: csr . dense -> dense, csr . row_sparse -> dense, csr.T . dense -> row_sparse,
+    dense . csr -> csr (as MXNet 1.9 on CPU).
+    """))
+
+
+def _batch_dot(a, xs):
+    x, y = xs
+    if a.transpose_a:
+        x = np.swapaxes(x, -1, -2)
+    if a.transpose_b:
+        y = np.swapaxes(y, -1, -2)
+    return (np.matmul(x, y),)
+
+
+def batch_dot_shape(attrs, ins, outs):
+    a, b = ins
+    if rules.known(a) and rules.known(b):
+        ta = a[:-2] + (a[-1], a[-2]) if attrs.transpose_a else a
+        tb = b[:-2] + (b[-1], b[-2]) if attrs.transpose_b else b
+        if ta[-1] != tb[-2] or ta[0] != tb[0]:
+            raise rules.Conflict("shape", 1, "input", ta, tb)
+        rules.set_shape(outs, 0, ta[:-1] + (tb[-1],), "output")
+    return ins, outs
+
+
+def batch_dot_grad(node, og):
+    a, b = node.inputs
+    ta, tb = node.params.transpose_a, node.params.transpose_b
+    g = og[0]
+    ga = (bw("batch_dot", [g, b], node, "lhs_grad", transpose_b=not tb) if not ta else
+          bw("batch_dot", [b, g], node, "lhs_grad", transpose_a=tb, transpose_b=True))
+    gb = (bw("batch_dot", [a, g], node, "rhs_grad", transpose_a=not ta) if not tb else
+          bw("batch_dot", [g, a], node, "rhs_grad", transpose_a=True, transpose_b=ta))
+    return [ga, gb]
+
+
+register(OpDef(
+    "batch_dot", params=_DOT, inputs=("lhs", "rhs"),
+    dispatch=(Dispatch((D, D), (D,), _batch_dot),), gradient=batch_dot_grad,
+    infer_shape=batch_dot_shape, infer_type=rules.same_type,
+    doc="Batched matrix product over the leading axis."))

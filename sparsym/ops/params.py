@@ -1,0 +1,126 @@
+"""Typed operator parameters: parsed from keyword args or MXNet's string attrs in JSON."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..base import ParamError, dtype_of, format_attr, parse_attr
+
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Field:
+    """One parameter: its kind ('int', 'float', 'bool', 'str', 'shape', 'dtype', 'any',
+    'float_or_none', 'int_or_none', 'shape_or_none'), default, allowed choices and doc."""
+
+    kind: str
+    default: Any = _REQUIRED
+    choices: tuple | None = None
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is _REQUIRED
+
+
+def _convert(kind, value, where):
+    if isinstance(value, str) and kind not in ("str",):
+        value = parse_attr(value)
+    if value is None and (kind.endswith("_or_none") or kind == "any"):
+        return None
+    base = kind.replace("_or_none", "")
+    try:
+        if base == "int":
+            if isinstance(value, bool) or isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            return int(value)
+        if base == "float":
+            return float(value)
+        if base == "bool":
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
+            if isinstance(value, (int, np.integer)) and value in (0, 1):
+                return bool(value)
+            raise ValueError
+        if base == "str":
+            return str(value)
+        if base == "shape":
+            if isinstance(value, (int, np.integer)):
+                return (int(value),)
+            return tuple(int(v) if v is not None else None for v in value)
+        if base == "dtype":
+            return None if value is None else dtype_of(value).name
+        return value
+    except (TypeError, ValueError):
+        raise ParamError(f"{where}: expected {kind}, got {value!r}") from None
+
+
+class Attrs(dict):
+    """Parsed parameters of one node: a dict with attribute access, hashable for plan keys."""
+
+    __slots__ = ()
+
+    def __getattr__(self, key):
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __hash__(self):
+        return hash(tuple(sorted((k, _hashable(v)) for k, v in self.items())))
+
+    def to_strings(self) -> dict:
+        """MXNet's JSON form: every value a string; None values omitted."""
+        return {k: format_attr(v) for k, v in self.items() if v is not None}
+
+
+def _hashable(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    return v
+
+
+class Params:
+    """A parameter schema: ``Params(num_hidden=Field('int'), no_bias=Field('bool', False))``."""
+
+    def __init__(self, **fields: Field):
+        self.fields = fields
+
+    def parse(self, op_name: str, kwargs: dict) -> Attrs:
+        """Validate and convert ``kwargs``; unknown names and bad values raise ParamError."""
+        out = {}
+        for key, value in kwargs.items():
+            if key not in self.fields:
+                known = ", ".join(sorted(self.fields)) or "none"
+                raise ParamError(f"operator {op_name}: unknown parameter {key!r}; "
+                                 f"known parameters: {known}")
+            f = self.fields[key]
+            v = _convert(f.kind, value, f"operator {op_name}: parameter {key!r}")
+            if f.choices is not None and v not in f.choices:
+                raise ParamError(f"operator {op_name}: parameter {key!r} must be one of "
+                                 f"{list(f.choices)}, got {v!r}")
+            out[key] = v
+        for key, f in self.fields.items():
+            if key not in out:
+                if f.required:
+                    raise ParamError(f"operator {op_name}: required parameter {key!r} is missing")
+                out[key] = f.default
+        return Attrs(out)
+
+    def doc(self) -> str:
+        """numpydoc 'Parameters' lines for the schema."""
+        lines = []
+        for key, f in self.fields.items():
+            opt = "required" if f.required else f"optional, default={f.default!r}"
+            lines.append(f"{key} : {f.kind}, {opt}")
+            if f.doc:
+                lines.append(f"    {f.doc}")
+        return "\n".join(lines)
+
+
+NO_PARAMS = Params()

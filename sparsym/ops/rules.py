@@ -1,0 +1,176 @@
+"""Shared shape and type rules. Shapes are tuples whose dims may be None (unknown);
+a whole shape may be None. Rules take (attrs, in_shapes, out_shapes) and return them
+completed; conflicts raise ShapeError/DTypeError through :func:`merge`."""
+from __future__ import annotations
+
+from ..base import DTypeError, ShapeError
+
+
+class Conflict(Exception):
+    """Internal: two values disagree; the pass re-raises it with the node's name."""
+
+    def __init__(self, kind, index, side, expected, got):
+        super().__init__(kind, index, side, expected, got)
+        self.kind, self.index, self.side, self.expected, self.got = kind, index, side, expected, got
+
+
+def known(shape) -> bool:
+    """A shape is known when it and every dim are known."""
+    return shape is not None and all(d is not None for d in shape)
+
+
+def merge_shape(a, b):
+    """Combine two partial shapes; raise ValueError when they disagree."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if len(a) != len(b):
+        raise ValueError
+    out = []
+    for x, y in zip(a, b):
+        if x is None:
+            out.append(y)
+        elif y is None or x == y:
+            out.append(x)
+        else:
+            raise ValueError
+    return tuple(out)
+
+
+def set_shape(shapes, i, value, side="input"):
+    """Merge ``value`` into ``shapes[i]`` in place; a disagreement raises Conflict."""
+    try:
+        shapes[i] = merge_shape(shapes[i], None if value is None else tuple(value))
+    except ValueError:
+        raise Conflict("shape", i, side, shapes[i], tuple(value)) from None
+
+
+def set_type(types, i, value, side="input"):
+    """Merge a dtype into ``types[i]`` in place."""
+    if value is None:
+        return
+    if types[i] is None:
+        types[i] = value
+    elif types[i] != value:
+        raise Conflict("dtype", i, side, types[i], value)
+
+
+# ----------------------------------------------------------------------------- shape rules
+def same_shape(attrs, ins, outs):
+    """Every input and output has one shape (elementwise ops)."""
+    cur = None
+    for side, vals in (("input", ins), ("output", outs)):
+        for i, s in enumerate(vals):
+            try:
+                cur = merge_shape(cur, s)
+            except ValueError:
+                raise Conflict("shape", i, side, cur, s) from None
+    for i in range(len(ins)):
+        ins[i] = cur
+    for i in range(len(outs)):
+        outs[i] = cur
+    return ins, outs
+
+
+def first_input_shape(attrs, ins, outs):
+    """Outputs take input 0's shape; other inputs are free (label-like)."""
+    if ins[0] is not None:
+        for i in range(len(outs)):
+            set_shape(outs, i, ins[0], "output")
+    elif outs and outs[0] is not None:
+        set_shape(ins, 0, outs[0])
+    return ins, outs
+
+
+def grads_like_inputs(n_ograd=1):
+    """Backward ops laid out as (ograds..., fwd inputs...) -> grads shaped like fwd inputs."""
+    def rule(attrs, ins, outs):
+        fwd = ins[n_ograd:]
+        for i in range(len(outs)):
+            set_shape(outs, i, fwd[i] if i < len(fwd) else None, "output")
+        return ins, outs
+    return rule
+
+
+def same_type(attrs, ins, outs):
+    """Every input and output has one dtype."""
+    cur = next((t for t in list(ins) + list(outs) if t is not None), None)
+    if cur is None:
+        return ins, outs
+    for i in range(len(ins)):
+        set_type(ins, i, cur)
+    for i in range(len(outs)):
+        set_type(outs, i, cur, "output")
+    return ins, outs
+
+
+def first_input_type(attrs, ins, outs):
+    """Outputs take input 0's dtype; other inputs default to it when unknown."""
+    cur = ins[0] if ins[0] is not None else (outs[0] if outs else None)
+    if cur is None:
+        return ins, outs
+    for i in range(len(ins)):
+        if ins[i] is None:
+            ins[i] = cur
+    set_type(ins, 0, cur)
+    for i in range(len(outs)):
+        set_type(outs, i, cur, "output")
+    return ins, outs
+
+
+def grads_like_inputs_type(n_ograd=1):
+    """Backward dtypes: gradient i has fwd input i's dtype."""
+    def rule(attrs, ins, outs):
+        fwd = ins[n_ograd:]
+        for i in range(len(outs)):
+            if i < len(fwd) and fwd[i] is not None:
+                set_type(outs, i, fwd[i], "output")
+        return ins, outs
+    return rule
+
+
+def broadcast_shapes(a, b):
+    """NumPy broadcasting of two known shapes (MXNet's broadcast_* rule)."""
+    n = max(len(a), len(b))
+    a = (1,) * (n - len(a)) + tuple(a)
+    b = (1,) * (n - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ValueError
+    return tuple(out)
+
+
+def broadcast_shape(attrs, ins, outs):
+    """Binary broadcasting; output known once both inputs are."""
+    if known(ins[0]) and known(ins[1]):
+        try:
+            out = broadcast_shapes(ins[0], ins[1])
+        except ValueError:
+            raise Conflict("shape", 1, "input", ins[0], ins[1]) from None
+        set_shape(outs, 0, out, "output")
+    return ins, outs
+
+
+def raise_conflict(c: Conflict, node_name, op_name, in_names=None, out_names=None):
+    """Turn an internal Conflict into the public error naming node, input and both values."""
+    names = in_names if c.side == "input" else out_names
+    label = names[c.index] if names and c.index < len(names) else f"{c.index}-th {c.side}"
+    if c.kind == "shape":
+        raise ShapeError(
+            f"Error in operator {node_name} ({op_name}): shape inconsistent for {c.side} "
+            f"{label!r}: expected {fmt_shape(c.expected)}, got {fmt_shape(c.got)}") from None
+    raise DTypeError(
+        f"Error in operator {node_name} ({op_name}): dtype inconsistent for {c.side} "
+        f"{label!r}: expected {c.expected}, got {c.got}") from None
+
+
+def fmt_shape(s):
+    if s is None:
+        return "None"
+    return "(" + ", ".join("?" if d is None else str(d) for d in s) + ("," if len(s) == 1 else "") + ")"

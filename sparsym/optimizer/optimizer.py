@@ -1,0 +1,349 @@
+"""Optimizer base class, registry, Updater and SGD (dense and lazy row_sparse updates)."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .. import storage as st
+from ..base import MXNetError
+from ..kernels import optim as kopt
+from ..ndarray.ndarray import NDArray, wrap
+
+logger = logging.getLogger("sparsym")
+
+__all__ = ["Optimizer", "register", "create", "Updater", "get_updater", "SGD", "Test"]
+
+_LAZY_WARNED = [False]
+
+
+def register(klass):
+    """Register an optimizer class under its lower-case name."""
+    name = klass.__name__.lower()
+    if name in Optimizer.opt_registry:
+        logger.warning("WARNING: New optimizer %s.%s is overriding existing optimizer %s",
+                       klass.__module__, klass.__name__, name)
+    Optimizer.opt_registry[name] = klass
+    return klass
+
+
+def create(name, **kwargs):
+    """Create an optimizer by name ('sgd', 'adam', ...)."""
+    return Optimizer.create_optimizer(name, **kwargs)
+
+
+def full_rows(arr: NDArray) -> np.ndarray:
+    """Dense view of every row of a parameter: dense data, or row_sparse data holding all rows.
+
+    A row_sparse weight missing rows is first completed (missing rows are zeros), which is
+    what MXNet requires of row_sparse weights ("all rows present").
+    """
+    raw = arr._raw
+    if isinstance(raw, np.ndarray):
+        return raw
+    if isinstance(raw, st.RSP):
+        n = raw.shape[0]
+        if len(raw.indices) != n:
+            arr._raw = raw = st.RSP(st.todense(raw), np.arange(n, dtype=np.int64), raw.shape)
+        return raw.data
+    raise MXNetError(f"optimizer: parameters must be default or row_sparse, got {arr.stype}")
+
+
+class Optimizer:
+    """Base optimizer (MXNet 1.9 semantics).
+
+    Parameters
+    ----------
+    rescale_grad : float
+    param_idx2name : dict of int -> str, optional
+    wd : float
+    clip_gradient : float, optional
+    learning_rate : float, optional (0.01)
+    lr_scheduler : LRScheduler, optional
+    sym : Symbol, optional (its ``__lr_mult__`` / ``__wd_mult__`` attributes are read)
+    begin_num_update : int
+    multi_precision : bool
+    param_dict : dict, optional
+    """
+
+    opt_registry: dict = {}
+
+    def __init__(self, rescale_grad=1.0, param_idx2name=None, wd=0.0, clip_gradient=None,
+                 learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
+                 multi_precision=False, param_dict=None):
+        self.rescale_grad = rescale_grad
+        self.lr = 0.01 if learning_rate is None else learning_rate
+        self.lr_scheduler = lr_scheduler
+        if lr_scheduler is not None:
+            if learning_rate is not None and lr_scheduler.base_lr != learning_rate:
+                logger.warning("learning rate from ``lr_scheduler`` has been overwritten by "
+                               "``learning_rate`` in optimizer.")
+                lr_scheduler.base_lr = learning_rate
+            self.lr = lr_scheduler.base_lr
+        self.wd = wd
+        self.lr_mult: dict = {}
+        self.wd_mult: dict = {}
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        self._all_index_update_counts = {0: {}}
+        self._index_update_count = self._all_index_update_counts[0]
+        self.clip_gradient = clip_gradient
+        self.multi_precision = multi_precision
+        self.aggregate_num = 0
+        if param_idx2name is None:
+            param_idx2name = {}
+        if not isinstance(param_idx2name, dict):
+            raise MXNetError("param_idx2name should be a dict of param indexes to names.")
+        self.idx2name = param_idx2name.copy()
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
+        self.param_dict = param_dict if param_dict else {}
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    @staticmethod
+    def create_optimizer(name, **kwargs):
+        key = name.lower()
+        if key not in Optimizer.opt_registry:
+            raise ValueError(f"Cannot find optimizer {name}")
+        return Optimizer.opt_registry[key](**kwargs)
+
+    @property
+    def learning_rate(self):
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def set_learning_rate(self, lr):
+        if self.lr_scheduler is not None:
+            raise UserWarning("LRScheduler of the optimizer has already been defined. Note that "
+                              "set_learning_rate can mutate the value of the learning rate of the "
+                              "optimizer only when the LRScheduler of the optimizer is undefined.")
+        self.lr = lr
+
+    def create_state(self, index, weight):
+        return None
+
+    def create_state_multi_precision(self, index, weight):
+        return self.create_state(index, weight)
+
+    def update(self, index, weight, grad, state):
+        raise NotImplementedError()
+
+    def update_multi_precision(self, index, weight, grad, state):
+        self.update(index, weight, grad, state)
+
+    def set_lr_mult(self, args_lr_mult):
+        self.lr_mult = {}
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and "__lr_mult__" in attr[name]:
+                    self.lr_mult[name] = float(attr[name]["__lr_mult__"])
+        self.lr_mult.update(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult):
+        # MXNet: wd_mult is 0 for names not ending in _weight or _gamma
+        self.wd_mult = {}
+        for n in self.idx2name.values():
+            if not (n.endswith("_weight") or n.endswith("_gamma")):
+                self.wd_mult[n] = 0.0
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and "__wd_mult__" in attr[name]:
+                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
+        self.wd_mult.update(args_wd_mult)
+
+    def _set_current_context(self, device_id):
+        if device_id not in self._all_index_update_counts:
+            self._all_index_update_counts[device_id] = {}
+        self._index_update_count = self._all_index_update_counts[device_id]
+
+    def _update_count(self, index):
+        if not isinstance(index, (list, tuple)):
+            index = [index]
+        for idx in index:
+            c = self._index_update_count.get(idx, self.begin_num_update) + 1
+            self._index_update_count[idx] = c
+            if c > self.num_update:
+                self.num_update = c
+
+    def _get_lrs(self, indices):
+        lr = self.learning_rate
+        out = []
+        for index in indices:
+            if index in self.param_dict:
+                out.append(lr * self.param_dict[index].lr_mult)
+            elif index in self.lr_mult:
+                out.append(lr * self.lr_mult[index])
+            elif index in self.idx2name:
+                out.append(lr * self.lr_mult.get(self.idx2name[index], 1.0))
+            else:
+                out.append(lr)
+        return out
+
+    def _get_lr(self, index):
+        return self._get_lrs([index])[0]
+
+    def _get_wds(self, indices):
+        out = []
+        for index in indices:
+            wd = self.wd
+            if index in self.param_dict:
+                wd *= self.param_dict[index].wd_mult
+            elif index in self.wd_mult:
+                wd *= self.wd_mult[index]
+            elif index in self.idx2name:
+                wd *= self.wd_mult.get(self.idx2name[index], 1.0)
+            out.append(wd)
+        return out
+
+    def _get_wd(self, index):
+        return self._get_wds([index])[0]
+
+    def _clip(self):
+        return -1.0 if self.clip_gradient is None else float(self.clip_gradient)
+
+    def __getstate__(self):
+        ret = self.__dict__.copy()
+        ret.pop("param_dict", None)
+        return ret
+
+    def __setstate__(self, state):
+        self.__dict__ = state
+        self.param_dict = {}
+
+    @staticmethod
+    def _warn_lazy():
+        if not _LAZY_WARNED[0]:
+            _LAZY_WARNED[0] = True
+            logger.warning("Optimizer with lazy_update = True detected. Be aware that lazy update "
+                           "with row_sparse gradient is different from standard update, and may "
+                           "lead to different empirical results. See "
+                           "https://mxnet.apache.org/api/python/optimization/optimization.html "
+                           "for more details.")
+
+
+def state_zeros(weight: NDArray, stype=None) -> NDArray:
+    """A zero state shaped like ``weight``; row_sparse states hold all rows (lazy updates)."""
+    stype = stype or weight.stype
+    dtype = np.dtype(weight.dtype)
+    if stype == "row_sparse":
+        n = weight.shape[0]
+        return wrap(st.RSP(np.zeros(weight.shape, dtype), np.arange(n, dtype=np.int64),
+                           weight.shape), weight.context)
+    return wrap(np.zeros(weight.shape, dtype), weight.context)
+
+
+def grad_parts(grad: NDArray):
+    """(is_rsp, raw) for a gradient; csr gradients are densified."""
+    raw = grad._raw
+    if isinstance(raw, st.RSP):
+        return True, raw
+    if isinstance(raw, st.CSR):
+        return False, st.todense(raw)
+    return False, raw
+
+
+@register
+class SGD(Optimizer):
+    """SGD with momentum and MXNet's lazy row_sparse update.
+
+    ``m = momentum*m - lr*wd*w - lr*clip(rescale_grad*g)``; ``w += m``. With a row_sparse
+    gradient and ``lazy_update`` (default), only the gradient's rows of w and m change.
+    """
+
+    def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
+        super().__init__(**kwargs)
+        self.momentum = momentum
+        self.lazy_update = lazy_update
+
+    def create_state(self, index, weight):
+        if self.momentum == 0.0:
+            return None
+        stype = weight.stype if self.lazy_update else "default"
+        return state_zeros(weight, stype)
+
+    def update(self, index, weight, grad, state):
+        self._update_count(index)
+        lr = self._get_lr(index)
+        wd = self._get_wd(index)
+        is_rsp, g = grad_parts(grad)
+        w = full_rows(weight)
+        cg = self._clip()
+        if is_rsp and self.lazy_update:
+            self._warn_lazy() if weight.stype == "row_sparse" else None
+            if state is None:
+                kopt.sgd_update_lazy(w, g, lr, wd, self.rescale_grad, cg)
+            else:
+                kopt.sgd_mom_update_lazy(w, g, full_rows(state), lr, self.momentum, wd,
+                                         self.rescale_grad, cg)
+            return
+        if is_rsp:
+            if state is None:
+                kopt.sgd_update_std_rsp(w, g, lr, wd, self.rescale_grad, cg)
+            else:
+                kopt.sgd_mom_update_std_rsp(w, g, full_rows(state), lr, self.momentum, wd,
+                                            self.rescale_grad, cg)
+            return
+        if state is None:
+            kopt.sgd_update(w, g, lr, wd, self.rescale_grad, cg)
+        else:
+            kopt.sgd_mom_update(w, g, full_rows(state), lr, self.momentum, wd,
+                                self.rescale_grad, cg)
+
+
+@register
+class Test(Optimizer):
+    """MXNet's test optimizer: ``w += rescale_grad * g``; the state mirrors the weight."""
+
+    def create_state(self, index, weight):
+        return wrap(np.zeros(weight.shape, np.dtype(weight.dtype)), weight.context)
+
+    def update(self, index, weight, grad, state):
+        w = full_rows(weight)
+        is_rsp, g = grad_parts(grad)
+        if is_rsp:
+            w[g.indices] += self.rescale_grad * g.data
+        else:
+            w += self.rescale_grad * g
+        state._assign(st.todense(weight._raw))
+
+
+class Updater:
+    """Apply an optimizer to (index, grad, weight) triples, keeping per-index states."""
+
+    def __init__(self, optimizer):
+        self.optimizer = optimizer
+        self.states: dict = {}
+        self.states_synced: dict = {}
+        self.aggregate_updates = False
+
+    def __call__(self, index, grad, weight):
+        if not isinstance(index, (list, tuple)):
+            index, grad, weight = [index], [grad], [weight]
+        for i, g, w in zip(index, grad, weight):
+            if i not in self.states:
+                self.states[i] = self.optimizer.create_state_multi_precision(i, w)
+                self.states_synced[i] = True
+            self.optimizer.update_multi_precision(i, w, g, self.states[i])
+
+    def set_states(self, states):
+        """Restore states from :meth:`get_states` bytes (a JSON + npz container, no pickle)."""
+        from .states import loads_states
+        states, opt = loads_states(states)
+        self.states = states
+        self.states_synced = dict.fromkeys(self.states, False)
+        if opt is not None:
+            self.optimizer.__dict__.update(opt)
+
+    def get_states(self, dump_optimizer=False):
+        """Serialize states (and optionally optimizer scalars) without pickle."""
+        from .states import dumps_states
+        return dumps_states(self.states, self.optimizer if dump_optimizer else None)
+
+
+def get_updater(optimizer):
+    """Return an :class:`Updater` for ``optimizer``."""
+    return Updater(optimizer)
+

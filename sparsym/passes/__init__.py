@@ -1,0 +1,1 @@
+"""Pure passes over an IndexedGraph: inference, gradient construction, memory planning."""

@@ -1,0 +1,66 @@
+"""Gradient pass: append backward nodes built from the ops' ``gradient`` rules."""
+from __future__ import annotations
+
+from ..base import MXNetError
+from ..symbol.graph import IndexedGraph, Node
+
+
+def make_node(op_name, inputs, name, **params):
+    """Create a backward/helper node of a registered op (params given as Python values)."""
+    from ..ops.registry import get_op
+    op = get_op(op_name)
+    attrs = op.params.parse(op_name, params)
+    return Node(op, name, attrs, {}, inputs)
+
+
+def _sum(entries, name):
+    if len(entries) == 1:
+        return entries[0]
+    if len(entries) <= 4:
+        acc = entries[0]
+        for i, e in enumerate(entries[1:]):
+            acc = (make_node("elemwise_add", [acc, e], f"{name}_sum{i}"), 0)
+        return acc
+    return (make_node("add_n", list(entries), f"{name}_sum", num_args=len(entries)), 0)
+
+
+def gradient(heads, wrt, head_grads):
+    """Return one gradient entry (or None meaning zero) per node in ``wrt``.
+
+    heads: forward output entries; head_grads: matching entries (variables) seeding the
+    backward sweep; wrt: variable nodes whose gradients are wanted.
+    """
+    graph = IndexedGraph(heads)
+    wanted = {id(n) for n in wrt}
+    needs = set()
+    for n in graph.nodes:
+        if (n.op is None and id(n) in wanted) or any(id(c) in needs for c, _ in n.inputs):
+            needs.add(id(n))
+    grads: dict = {}
+    for (n, i), g in zip(heads, head_grads):
+        grads.setdefault((id(n), i), []).append(g)
+    for node in reversed(graph.nodes):
+        if node.op is None or id(node) not in needs:
+            continue
+        nout = node.num_outputs()
+        ograds = [grads.get((id(node), i)) for i in range(nout)]
+        if all(g is None for g in ograds):
+            continue
+        ograds = [_sum(g, f"{node.name}_out{i}") if g else
+                  (make_node("zeros_like", [(node, i)], f"{node.name}_zero{i}"), 0)
+                  for i, g in enumerate(ograds)]
+        if node.op.gradient is None:
+            raise MXNetError(f"Operator {node.op.name} is non-differentiable because it didn't "
+                             f"register FGradient attribute (node {node.name})")
+        in_grads = node.op.gradient(node, ograds)
+        if len(in_grads) != len(node.inputs):
+            raise MXNetError(f"gradient of {node.op.name} returned {len(in_grads)} entries for "
+                             f"{len(node.inputs)} inputs")
+        for (child, idx), g in zip(node.inputs, in_grads):
+            if g is not None and id(child) in needs:
+                grads.setdefault((id(child), idx), []).append(g)
+    out = []
+    for n in wrt:
+        gs = grads.get((id(n), 0))
+        out.append(_sum(gs, f"{n.name}_grad") if gs else None)
+    return out

@@ -1,0 +1,38 @@
+"""Random state shared by initializers, samplers and test utilities (mx.random)."""
+from __future__ import annotations
+
+import numpy as np
+
+_state = {"rng": np.random.default_rng(0)}
+
+
+def seed(seed_state, ctx="all"):
+    """Seed sparsym's generator (and numpy's legacy global one, as MXNet scripts expect)."""
+    if not isinstance(seed_state, (int, np.integer)):
+        raise ValueError(f"seed_state must be an int, got {type(seed_state).__name__}")
+    _state["rng"] = np.random.default_rng(int(seed_state))
+
+
+def rng() -> np.random.Generator:
+    """The current generator."""
+    return _state["rng"]
+
+
+def uniform(low=0, high=1, shape=(1,), dtype=None, ctx=None, out=None, **kwargs):
+    """Samples from U(low, high)."""
+    from .ndarray.ndarray import wrap
+    raw = rng().uniform(low, high, size=shape).astype(dtype or np.float32)
+    if out is not None:
+        out._assign(raw)
+        return out
+    return wrap(raw, ctx)
+
+
+def normal(loc=0, scale=1, shape=(1,), dtype=None, ctx=None, out=None, **kwargs):
+    """Samples from N(loc, scale^2)."""
+    from .ndarray.ndarray import wrap
+    raw = rng().normal(loc, scale, size=shape).astype(dtype or np.float32)
+    if out is not None:
+        out._assign(raw)
+        return out
+    return wrap(raw, ctx)

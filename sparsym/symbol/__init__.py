@@ -1,0 +1,12 @@
+"""Symbol front end: ``mx.sym.*`` (generated from the op registry) and ``mx.sym.sparse``."""
+import types as _types
+
+from .. import ops as _ops  # noqa: F401
+from .op import populate as _populate
+from .symbol import Group, Symbol, Variable, load, load_json, var  # noqa: F401
+
+_populate(globals())
+sparse = _types.ModuleType("sparsym.symbol.sparse", "Sparse operators (mx.sym.sparse).")
+_populate(sparse.__dict__, sparse=True)
+sparse.Variable = Variable
+sparse.var = var
