@@ -181,6 +181,16 @@ def test_dot_csr_rsp_binary_search_path(par):
     a, s = rand_csr(20, 100000, 3, "power", np.float64)
     w = _rand_rsp(100000, 4, 0.3, np.float64, 5)
     np.testing.assert_allclose(K.dot_csr_rsp(a, w), s @ _rsp_dense(w), rtol=1e-12)
+    # ... and the sort-based unique-column path of the transposed products
+    b = np.random.default_rng(6).standard_normal((20, 3))
+    r = K.dot_csrT_dns_rsp(a, b)
+    np.testing.assert_array_equal(r.indices, np.unique(s.indices))
+    np.testing.assert_allclose(r.data, (s.T @ b)[r.indices], rtol=1e-12)
+    v = _rand_rsp(20, 3, 0.5, np.float64, 7)
+    r = K.dot_csrT_rsp_rsp(a, v)
+    np.testing.assert_allclose(_rsp_dense(r), s.T @ _rsp_dense(v), rtol=1e-12)
+    c = K.dot_dns_csr_csr(b.T, a)
+    np.testing.assert_allclose(dense(c), b.T @ s.toarray(), rtol=1e-12)
 
 
 def test_large_int64_shape_without_densifying():
