@@ -247,9 +247,10 @@ def retain(r: RSP, row_ids) -> RSP:
 
 
 def take_rows_rsp(w: RSP, idx) -> np.ndarray:
-    """Dense w[idx], shape idx.shape + w.shape[1:]; idx int/float any shape, absent rows read 0."""
+    """Dense w[idx] (idx.shape + w.shape[1:]); idx clipped as in MXNet Embedding; absent rows 0."""
     idx = np.asarray(idx)
-    ids = idx.astype(IDX, copy=False)
+    # MXNet's Embedding/take default mode='clip': out-of-range ids read the nearest end row
+    ids = np.clip(idx.astype(IDX, copy=False), 0, max(w.shape[0] - 1, 0))
     pos = rows_lookup(w.indices, ids).reshape(-1)
     tail = tuple(w.shape[1:])
     wd = np.ascontiguousarray(w.data).reshape(len(w.indices), _tail_size(w.shape))
@@ -275,7 +276,8 @@ def embedding_grad_rsp(idx, ograd, num_rows) -> RSP:
     """Embedding weight grad: ograd (idx.shape + (D,)) rows summed per index; canonical output."""
     idx = np.asarray(idx)
     ograd = np.asarray(ograd)
-    flat = idx.astype(IDX, copy=False).reshape(-1)
+    # clip as the forward does (MXNet mode='clip') so the output rows stay in range
+    flat = np.clip(idx.astype(IDX, copy=False).reshape(-1), 0, max(int(num_rows) - 1, 0))
     tail = ograd.shape[idx.ndim:]
     if ograd.shape[:idx.ndim] != idx.shape:
         raise ShapeError(f"embedding_grad_rsp: ograd shape {ograd.shape} does not start with "

@@ -193,6 +193,13 @@ def test_errors_and_large_lookup():
     np.testing.assert_array_equal(K.rows_lookup(rows, np.array([2**40, 5, 3], IDX)), [2, -1, 0])
     out = K.take_rows_rsp(w, np.array([2**33, 7], IDX))
     np.testing.assert_array_equal(out, [[2, 3], [0, 0]])
+    # out-of-range ids are clipped (MXNet Embedding mode='clip')
+    np.testing.assert_array_equal(K.take_rows_rsp(w, np.array([-5, 2**45], IDX)), [[0, 0], [0, 0]])
+    w2 = RSP(np.ones((2, 2), np.float32), np.array([0, 9], IDX), (10, 2))
+    np.testing.assert_array_equal(K.take_rows_rsp(w2, np.array([-1, 12, 5])),
+                                  [[1, 1], [1, 1], [0, 0]])
+    g = K.embedding_grad_rsp(np.array([-3, 11]), np.ones((2, 1)), 10)
+    np.testing.assert_array_equal(g.indices, [0, 9])
     g = K.embedding_grad_rsp(np.array([2**40, 2**40, 1], IDX), np.ones((3, 2)), 2**41)
     np.testing.assert_array_equal(g.indices, [1, 2**40])
     np.testing.assert_array_equal(g.data, [[1, 1], [2, 2]])
