@@ -83,7 +83,8 @@ def format_attr(value) -> str:
     if isinstance(value, bool):
         return "True" if value else "False"
     if isinstance(value, (tuple, list)):
-        return "(" + ", ".join(format_attr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+        inner = ", ".join(format_attr(v) for v in value)
+        return "(" + inner + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, type) and issubclass(value, np.generic):
         return np.dtype(value).name
     if isinstance(value, np.dtype):

@@ -173,4 +173,5 @@ def raise_conflict(c: Conflict, node_name, op_name, in_names=None, out_names=Non
 def fmt_shape(s):
     if s is None:
         return "None"
-    return "(" + ", ".join("?" if d is None else str(d) for d in s) + ("," if len(s) == 1 else "") + ")"
+    inner = ", ".join("?" if d is None else str(d) for d in s)
+    return "(" + inner + ("," if len(s) == 1 else "") + ")"

@@ -16,15 +16,20 @@ def reshape_target(src, spec, reverse=False):
     while j < len(spec):
         c = spec[j]
         if c == 0:
-            out.append(src[i]); i += 1
+            out.append(src[i])
+            i += 1
         elif c == -1:
             if infer >= 0:
                 raise ShapeError(f"Reshape: one and only one dim can be inferred, got {spec}")
-            infer = len(out); out.append(1); i += 1
+            infer = len(out)
+            out.append(1)
+            i += 1
         elif c == -2:
-            out.extend(src[i:]); i = len(src)
+            out.extend(src[i:])
+            i = len(src)
         elif c == -3:
-            out.append(src[i] * src[i + 1]); i += 2
+            out.append(src[i] * src[i + 1])
+            i += 2
         elif c == -4:
             d1, d2 = spec[j + 1], spec[j + 2]
             if d1 == -1:
@@ -34,9 +39,12 @@ def reshape_target(src, spec, reverse=False):
             if d1 * d2 != src[i]:
                 raise ShapeError(f"Reshape: -4 split {spec[j + 1]}x{spec[j + 2]} does not match "
                                  f"dim {src[i]}")
-            out.extend([d1, d2]); i += 1; j += 2
+            out.extend([d1, d2])
+            i += 1
+            j += 2
         elif c > 0:
-            out.append(int(c)); i += 1
+            out.append(int(c))
+            i += 1
         else:
             raise ShapeError(f"Reshape: invalid shape code {c} in {spec}")
         j += 1
@@ -59,9 +67,11 @@ def _reverse_spec(spec):
     groups = []
     while j < len(spec):
         if spec[j] == -4:
-            groups.append([-4, spec[j + 2], spec[j + 1]]); j += 3
+            groups.append([-4, spec[j + 2], spec[j + 1]])
+            j += 3
         else:
-            groups.append([spec[j]]); j += 1
+            groups.append([spec[j]])
+            j += 1
     for g in reversed(groups):
         out.extend(g)
     return tuple(out)

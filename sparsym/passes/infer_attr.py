@@ -27,8 +27,8 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
             try:
                 ins, outs = rule_of(node.op)(node.params, ins, outs)
             except rules.Conflict as c:
-                rules.raise_conflict(c, node.name, node.op.name,
-                                     node.op.input_names(node.params), node.op.out_names(node.params))
+                rules.raise_conflict(c, node.name, node.op.name, node.op.input_names(node.params),
+                                     node.op.out_names(node.params))
             for e, v in zip(ie, ins):
                 if v is not None and v != values[e]:
                     try:
