@@ -178,6 +178,10 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
             attrs = type(n.params)(n.params, __is_train__=False)
         else:
             attrs = n.params
+        if n.op.needs_out_shapes:
+            oshp = tuple(shp[e] for e in graph.out_eids(k))
+            attrs = type(attrs)(attrs, __out_shapes__=oshp)
+            train_attrs = type(train_attrs)(train_attrs, __out_shapes__=oshp)
         step = Step(k, n.name, n.op.name, row.kernel, attrs, train_attrs,
                     tuple(graph.in_eids(k)), tuple(graph.out_eids(k)), ins, outs, mode)
         (fsteps if id(n) in fwd_ids else bsteps).append(step)

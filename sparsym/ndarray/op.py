@@ -47,6 +47,7 @@ def invoke_op(op, attrs, inputs, out=None):
         results = row.kernel(attrs, raws)
     except (rules.Conflict,) as c:
         rules.raise_conflict(c, op.name, op.name, op.input_names(attrs), op.out_names(attrs))
+    results = tuple(results)[:op.n_visible(attrs)]
     if out is not None:
         outs = _as_list(out)
         for o, r in zip(outs, results):

@@ -86,6 +86,12 @@ class OpDef:
     key_var_num_args: str | None = None
     # when True the kernel receives attrs with '__is_train__' (Dropout, BatchNorm)
     needs_is_train: bool = False
+    # when True the kernel's attrs carry '__out_shapes__' (inferred output shapes): ops with
+    # no data input whose shape may be completed by inference (zeros with shape (0, n))
+    needs_out_shapes: bool = False
+    # outputs a Symbol exposes (MXNet's NumVisibleOutputs); None = all. Hidden outputs
+    # (Dropout's mask, BatchNorm's saved mean/var) feed the backward op only.
+    num_visible_outputs: int | Callable | None = None
     # names of hidden extra attributes accepted and kept as strings (e.g. '__profiler_scope__')
     extra: dict = field(default_factory=dict)
 
@@ -94,6 +100,12 @@ class OpDef:
 
     def n_outputs(self, attrs) -> int:
         return self.num_outputs(attrs) if callable(self.num_outputs) else self.num_outputs
+
+    def n_visible(self, attrs) -> int:
+        v = self.num_visible_outputs
+        if v is None:
+            return self.n_outputs(attrs)
+        return v(attrs) if callable(v) else v
 
     def out_names(self, attrs) -> tuple:
         if callable(self.output_names):

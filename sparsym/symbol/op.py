@@ -57,7 +57,7 @@ def call(op_name, args, kwargs, name=None, attr=None):
                              f"are {list(in_names)}")
     a = expand_attr(current_attr_scope().get(attr))
     a.update(extra)
-    return Symbol([(Node(op, name, params, a, inputs), i) for i in range(op.n_outputs(params))])
+    return Symbol([(Node(op, name, params, a, inputs), i) for i in range(op.n_visible(params))])
 
 
 def make_function(op_name, op):
