@@ -12,7 +12,7 @@ from ..ndarray.ndarray import NDArray, wrap
 
 logger = logging.getLogger("sparsym")
 
-__all__ = ["Optimizer", "register", "create", "Updater", "get_updater", "SGD", "Test"]
+__all__ = ["Optimizer", "register", "create", "Updater", "get_updater", "SGD", "ccSGD", "Test"]
 
 _LAZY_WARNED = [False]
 
@@ -101,7 +101,15 @@ class Optimizer:
         self.set_wd_mult({})
 
     @staticmethod
+    def register(klass):
+        """Register ``klass`` under its lower-case name (``mx.optimizer.Optimizer.register``)."""
+        return register(klass)
+
+    @staticmethod
     def create_optimizer(name, **kwargs):
+        """Instantiate the optimizer registered as ``name`` (case-insensitive)."""
+        if not isinstance(name, str):
+            raise TypeError(f"optimizer name must be a str, got {type(name).__name__}")
         key = name.lower()
         if key not in Optimizer.opt_registry:
             raise ValueError(f"Cannot find optimizer {name}")
@@ -124,13 +132,35 @@ class Optimizer:
         return None
 
     def create_state_multi_precision(self, index, weight):
+        """State for ``weight``; float16 weights with multi_precision get a float32 master copy
+        as ``(master, state)``."""
+        if self.multi_precision and np.dtype(weight.dtype) == np.float16:
+            master = wrap(_astype_raw(weight._raw, np.float32), weight.context)
+            return (master, self.create_state(index, master))
+        if np.dtype(weight.dtype) == np.float16:
+            import warnings
+            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or "
+                          "slow convergence. Consider using multi_precision=True option of the "
+                          "optimizer", stacklevel=3)
         return self.create_state(index, weight)
 
     def update(self, index, weight, grad, state):
         raise NotImplementedError()
 
     def update_multi_precision(self, index, weight, grad, state):
+        """Update; float16 weights with multi_precision update the float32 master copy and
+        cast it back."""
+        if self.multi_precision and np.dtype(weight.dtype) == np.float16:
+            master, inner = state
+            g32 = wrap(_astype_raw(grad._raw, np.float32), grad.context)
+            self.update(index, master, g32, inner)
+            weight._assign(_astype_raw(master._raw, np.float16))
+            return
         self.update(index, weight, grad, state)
+
+    def _op_clip(self):
+        """Clip bound as MXNet's op-based optimizers pass it (``if self.clip_gradient``)."""
+        return float(self.clip_gradient) if self.clip_gradient else None
 
     def set_lr_mult(self, args_lr_mult):
         self.lr_mult = {}
@@ -224,6 +254,15 @@ class Optimizer:
                            "for more details.")
 
 
+def _astype_raw(raw, dtype):
+    """Raw value cast to ``dtype`` (sparse containers keep their structure)."""
+    if isinstance(raw, np.ndarray):
+        return raw.astype(dtype)
+    if isinstance(raw, st.RSP):
+        return st.RSP(raw.data.astype(dtype), raw.indices, raw.shape)
+    return st.CSR(raw.data.astype(dtype), raw.indices, raw.indptr, raw.shape)
+
+
 def state_zeros(weight: NDArray, stype=None) -> NDArray:
     """A zero state shaped like ``weight``; row_sparse states hold all rows (lazy updates)."""
     stype = stype or weight.stype
@@ -243,6 +282,25 @@ def grad_parts(grad: NDArray):
     if isinstance(raw, st.CSR):
         return False, st.todense(raw)
     return False, raw
+
+
+def apply_update(dense_fn, lazy_fn, lazy, weight, grad, states, *args, **kwargs):
+    """Run an in-place kernel of sparsym.kernels.optim on a weight and its states.
+
+    A row_sparse gradient takes ``lazy_fn`` (only its rows change) when ``lazy``; otherwise
+    it is densified and ``dense_fn`` updates every row (missing rows have a zero gradient).
+    """
+    is_rsp, g = grad_parts(grad)
+    w = full_rows(weight)
+    raw_states = [full_rows(s) for s in states]
+    if is_rsp and lazy:
+        if weight.stype == "row_sparse":
+            Optimizer._warn_lazy()
+        lazy_fn(w, g, *raw_states, *args, **kwargs)
+        return
+    if is_rsp:
+        g = st.todense(g)
+    dense_fn(w, g, *raw_states, *args, **kwargs)
 
 
 @register
@@ -270,7 +328,7 @@ class SGD(Optimizer):
         wd = self._get_wd(index)
         is_rsp, g = grad_parts(grad)
         w = full_rows(weight)
-        cg = self._clip()
+        cg = self._op_clip()
         if is_rsp and self.lazy_update:
             self._warn_lazy() if weight.stype == "row_sparse" else None
             if state is None:
@@ -291,6 +349,11 @@ class SGD(Optimizer):
         else:
             kopt.sgd_mom_update(w, g, full_rows(state), lr, self.momentum, wd,
                                 self.rescale_grad, cg)
+
+
+@register
+class ccSGD(SGD):  # noqa: N801  (MXNet's name)
+    """[DEPRECATED] Same as :class:`SGD` (kept for MXNet compatibility)."""
 
 
 @register
@@ -322,6 +385,9 @@ class Updater:
     def __call__(self, index, grad, weight):
         if not isinstance(index, (list, tuple)):
             index, grad, weight = [index], [grad], [weight]
+        if weight:
+            # update counts are kept per device, as MXNet's Updater does
+            self.optimizer._set_current_context(getattr(weight[0].context, "device_id", 0))
         for i, g, w in zip(index, grad, weight):
             if i not in self.states:
                 self.states[i] = self.optimizer.create_state_multi_precision(i, w)
@@ -330,12 +396,12 @@ class Updater:
 
     def set_states(self, states):
         """Restore states from :meth:`get_states` bytes (a JSON + npz container, no pickle)."""
-        from .states import loads_states
+        from .states import loads_states, restore_optimizer
         states, opt = loads_states(states)
         self.states = states
         self.states_synced = dict.fromkeys(self.states, False)
         if opt is not None:
-            self.optimizer.__dict__.update(opt)
+            restore_optimizer(self.optimizer, opt)
 
     def get_states(self, dump_optimizer=False):
         """Serialize states (and optionally optimizer scalars) without pickle."""

@@ -39,21 +39,56 @@ def _decode(obj, arrays):
     raise FormatError(f"optimizer states: unknown state record {obj!r}")
 
 
+def _pairs(d):
+    return [[k, v] for k, v in d.items() if isinstance(k, (int, str)) and isinstance(v, _SCALARS)]
+
+
+def _optimizer_header(opt):
+    """The optimizer's scalar settings, multipliers, update counts and scheduler scalars."""
+    head = {"class": type(opt).__name__,
+            "attrs": {k: v for k, v in opt.__dict__.items() if isinstance(v, _SCALARS)},
+            "lr_mult": _pairs(getattr(opt, "lr_mult", {})),
+            "wd_mult": _pairs(getattr(opt, "wd_mult", {})),
+            "counts": [[dev, _pairs(c)] for dev, c in
+                       getattr(opt, "_all_index_update_counts", {}).items()]}
+    sched = getattr(opt, "lr_scheduler", None)
+    if sched is not None:
+        head["lr_scheduler"] = {k: v for k, v in sched.__dict__.items()
+                                if isinstance(v, _SCALARS) or
+                                (isinstance(v, list) and all(isinstance(x, _SCALARS) for x in v))}
+    return head
+
+
+def restore_optimizer(opt, head):
+    """Apply a header written by :func:`_optimizer_header` to ``opt`` (same class)."""
+    if head.get("class", type(opt).__name__) != type(opt).__name__:
+        raise FormatError(f"optimizer states: saved for {head['class']}, loading into "
+                          f"{type(opt).__name__}")
+    opt.__dict__.update(head.get("attrs", {}))
+    if "lr_mult" in head:
+        opt.lr_mult = {k: v for k, v in head["lr_mult"]}
+        opt.wd_mult = {k: v for k, v in head["wd_mult"]}
+    if "counts" in head:
+        opt._all_index_update_counts = {dev: {k: v for k, v in c} for dev, c in head["counts"]}
+        opt._all_index_update_counts.setdefault(0, {})
+        opt._index_update_count = opt._all_index_update_counts[0]
+    if "lr_scheduler" in head and getattr(opt, "lr_scheduler", None) is not None:
+        opt.lr_scheduler.__dict__.update(head["lr_scheduler"])
+
+
 def dumps_states(states: dict, optimizer=None) -> bytes:
     """Serialize ``{index: state}`` (and the optimizer's scalar settings) to bytes."""
     from ..ndarray.serialization import dumps_raw
     arrays: dict = {}
     header = {"states": [[k, _encode(v, arrays)] for k, v in states.items()]}
     if optimizer is not None:
-        header["optimizer"] = {"class": type(optimizer).__name__,
-                               "attrs": {k: v for k, v in optimizer.__dict__.items()
-                                         if isinstance(v, _SCALARS)}}
+        header["optimizer"] = _optimizer_header(optimizer)
     head = json.dumps(header).encode()
     return _MAGIC + struct.pack("<Q", len(head)) + head + dumps_raw(arrays)
 
 
 def loads_states(blob: bytes):
-    """Inverse of :func:`dumps_states`: returns (states, optimizer attrs or None)."""
+    """Inverse of :func:`dumps_states`: returns (states, optimizer header or None)."""
     from ..ndarray.serialization import load_raw
     if not isinstance(blob, (bytes, bytearray)) or not blob.startswith(_MAGIC):
         raise FormatError("optimizer states: not a sparsym optimizer-state blob (bad magic)")
@@ -74,5 +109,4 @@ def loads_states(blob: bytes):
     states = {}
     for k, v in header["states"]:
         states[k] = _decode(v, arrays)
-    opt = header.get("optimizer", {}).get("attrs") if "optimizer" in header else None
-    return states, opt
+    return states, header.get("optimizer")
