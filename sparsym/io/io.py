@@ -141,8 +141,8 @@ def _init_data(data, allow_empty, default_name):
             except Exception:  # noqa: BLE001
                 raise TypeError(f"Invalid type '{type(v).__name__}' for {k}, should be NDArray, "
                                 "numpy.ndarray or scipy csr") from None
-            if raw.dtype == np.float64:
-                raw = raw.astype(np.float32)
+            # MXNet converts numpy input with mx.nd.array: float32 whatever its dtype
+            raw = raw.astype(np.float32)
         if isinstance(raw, st.RSP):
             raise MXNetError(f"NDArrayIter: row_sparse input {k} is not supported; use csr "
                              "or dense data")
@@ -160,12 +160,6 @@ def _slice_rows(raw, a, b):
     if isinstance(raw, st.CSR):
         return kcsr.slice_rows(raw, a, b)
     return raw[a:b]
-
-
-def _concat_rows(parts):
-    if isinstance(parts[0], st.CSR):
-        return kcsr.concat_rows_csr(parts)
-    return np.concatenate(parts, axis=0)
 
 
 class NDArrayIter(DataIter):
@@ -188,7 +182,7 @@ class NDArrayIter(DataIter):
     --------
     >>> import numpy as np, sparsym as mx
     >>> it = mx.io.NDArrayIter(np.arange(10).reshape(10, 1), batch_size=4)
-    >>> [b.data[0].asnumpy().ravel().tolist() for b in it][-1], it.getpad()
+    >>> [(b.data[0].asnumpy().ravel().tolist(), b.pad) for b in it][-1]
     ([8.0, 9.0, 0.0, 1.0], 2)
     """
 
@@ -267,16 +261,10 @@ class NDArrayIter(DataIter):
 
     def _batch(self, arrays):
         c, bs, n = self.cursor, self.batch_size, self.num_data
-        out = []
-        for _, v in arrays:
-            if c < 0:
-                raw = _concat_rows([_slice_rows(v, n + c, n), _slice_rows(v, 0, c + bs)])
-            elif c + bs <= n:
-                raw = _slice_rows(v, c, c + bs)
-            else:
-                raw = _concat_rows([_slice_rows(v, c, n), _slice_rows(v, 0, c + bs - n)])
-            out.append(wrap(raw))
-        return out
+        if 0 <= c and c + bs <= n:
+            return [wrap(_slice_rows(v, c, c + bs)) for _, v in arrays]
+        rows = np.arange(c, c + bs) % n  # wraps around (pad / roll_over), even past n rows
+        return [wrap(_take_rows(v, rows)) for _, v in arrays]
 
     def getdata(self):
         return self._batch(self.data)
