@@ -19,20 +19,18 @@ def rng() -> np.random.Generator:
 
 
 def uniform(low=0, high=1, shape=(1,), dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from U(low, high)."""
-    from .ndarray.ndarray import wrap
-    raw = rng().uniform(low, high, size=shape).astype(dtype or np.float32)
-    if out is not None:
-        out._assign(raw)
-        return out
-    return wrap(raw, ctx)
+    """Samples from U[low, high) (``mx.nd.random.uniform``)."""
+    from .ndarray.random import uniform as _u
+    return _u(low, high, shape, dtype, ctx, out, **kwargs)
 
 
 def normal(loc=0, scale=1, shape=(1,), dtype=None, ctx=None, out=None, **kwargs):
-    """Samples from N(loc, scale^2)."""
-    from .ndarray.ndarray import wrap
-    raw = rng().normal(loc, scale, size=shape).astype(dtype or np.float32)
-    if out is not None:
-        out._assign(raw)
-        return out
-    return wrap(raw, ctx)
+    """Samples from N(loc, scale^2) (``mx.nd.random.normal``)."""
+    from .ndarray.random import normal as _n
+    return _n(loc, scale, shape, dtype, ctx, out, **kwargs)
+
+
+def randn(*shape, **kwargs):
+    """Standard-normal samples (``mx.nd.random.randn``)."""
+    from .ndarray.random import randn as _r
+    return _r(*shape, **kwargs)

@@ -10,3 +10,4 @@ sparse = _types.ModuleType("sparsym.symbol.sparse", "Sparse operators (mx.sym.sp
 _populate(sparse.__dict__, sparse=True)
 sparse.Variable = Variable
 sparse.var = var
+from .creation import arange, full, ones, random, zeros  # noqa: F401,E402

@@ -1,0 +1,430 @@
+"""Convolution, Deconvolution (1-D and 2-D) and Pooling on the im2col + GEMM kernels."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels import conv as kconv
+from ...kernels import pool as kpool
+from .. import rules
+from ..params import Field
+from ..registry import Dispatch, OpDef, register
+from ._common import Checked, D, kept, multi_bw, require
+
+_LAYOUTS = (None, "NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
+
+
+def _tup(v, nd, default):
+    return tuple(v) if v else (default,) * nd
+
+
+def _geom_check(op, a, deconv=False):
+    k = a.kernel
+    require(len(k) in (1, 2), op, f"kernel must have 1 or 2 dims (1-D or 2-D), got {k}"
+            + ("; 3-D convolution is not supported" if len(k) == 3 else ""))
+    require(all(d is not None and d > 0 for d in k), op, f"kernel dims must be positive, got {k}")
+    nd = len(k)
+    for name, lo in (("stride", 1), ("dilate", 1), ("pad", 0)) + ((("adj", 0),) if deconv else ()):
+        v = a[name]
+        require(not v or len(v) == nd, op, f"{name}={v} must have {nd} entries like kernel={k}")
+        require(all(d >= lo for d in v), op, f"{name} entries must be >= {lo}, got {v}")
+    require(a.num_filter >= 1, op, f"num_filter must be positive, got {a.num_filter}")
+    require(a.num_group >= 1, op, f"num_group must be positive, got {a.num_group}")
+    if a.layout is not None:
+        want = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC")}[nd]
+        require(a.layout in want, op, f"layout {a.layout} does not fit a {nd}-D kernel")
+
+
+def _conv_fields(workspace, no_bias):
+    return dict(
+        kernel=Field("shape", doc="kernel size (kh, kw) or (k,)"),
+        stride=Field("shape", (), doc="stride, default 1 per dim"),
+        dilate=Field("shape", (), doc="dilation, default 1 per dim"),
+        pad=Field("shape", (), doc="zero padding, default 0 per dim"),
+        num_filter=Field("int", doc="number of output channels"),
+        num_group=Field("int", 1, doc="number of groups"),
+        workspace=Field("int", workspace, doc="ignored (MXNet's workspace MB)"),
+        no_bias=Field("bool", no_bias, doc="omit the bias"),
+        cudnn_tune=Field("str_or_none", None,
+                         choices=(None, "fastest", "limited_workspace", "off")),
+        cudnn_off=Field("bool", False, doc="ignored (no cuDNN)"),
+        layout=Field("str_or_none", None, choices=_LAYOUTS, doc="NCW/NCHW (default) or NWC/NHWC"))
+
+
+_CONV = Checked(lambda op, a: _geom_check(op, a), **_conv_fields(1024, False))
+_DECONV = Checked(lambda op, a: (_geom_check(op, a, True), require(
+    a.layout in (None, "NCW", "NCHW"), op, f"layout {a.layout} is not supported")),
+    adj=Field("shape", (), doc="extra output size per dim"),
+    target_shape=Field("shape", (), doc="output spatial shape (overrides pad/adj)"),
+    **_conv_fields(512, True))
+
+
+def _inputs(a):
+    return ("data", "weight") if a.no_bias else ("data", "weight", "bias")
+
+
+def _channel_last(a):
+    return a.layout in ("NWC", "NHWC")
+
+
+def _split(a, shape):
+    """(batch, channels, spatial) of a data shape under the layout."""
+    if _channel_last(a):
+        return shape[0], shape[-1], tuple(shape[1:-1])
+    return shape[0], shape[1], tuple(shape[2:])
+
+
+def _join(a, n, c, sp):
+    return (n,) + tuple(sp) + (c,) if _channel_last(a) else (n, c) + tuple(sp)
+
+
+def conv_shape(attrs, ins, outs):
+    """Weight (F, C/g, *k) (channel-last: (F, *k, C/g)), bias (F,), output (N, F, *out)."""
+    nd, f, g = len(attrs.kernel), attrs.num_filter, attrs.num_group
+    if not attrs.no_bias:
+        rules.set_shape(ins, 2, (f,))
+    data = ins[0]
+    if data is None:
+        return ins, outs
+    if len(data) != nd + 2:
+        raise rules.Conflict("shape", 0, "input", f"{nd + 2}-D data for kernel {attrs.kernel}",
+                             data)
+    n, c, sp = _split(attrs, data)
+    if c is not None and c % g:
+        raise rules.Conflict("shape", 0, "input", f"channels divisible by num_group={g}", data)
+    cg = None if c is None else c // g
+    wshape = (f,) + tuple(attrs.kernel) + (cg,) if _channel_last(attrs) else \
+        (f, cg) + tuple(attrs.kernel)
+    rules.set_shape(ins, 1, wshape)
+    s, p, d = _tup(attrs.stride, nd, 1), _tup(attrs.pad, nd, 0), _tup(attrs.dilate, nd, 1)
+    osp = []
+    for i in range(nd):
+        if sp[i] is None:
+            osp.append(None)
+            continue
+        o = kconv.conv_out_size(sp[i], attrs.kernel[i], s[i], p[i], d[i])
+        if o <= 0:
+            raise rules.Conflict("shape", 0, "input",
+                                 f"spatial dims of at least the dilated kernel {attrs.kernel}",
+                                 data)
+        osp.append(o)
+    rules.set_shape(outs, 0, _join(attrs, n, f, osp), "output")
+    if n is None and outs[0] is not None and outs[0][0] is not None:
+        rules.set_shape(ins, 0, (outs[0][0],) + tuple(data[1:]))
+    return ins, outs
+
+
+def _geom(a):
+    nd = len(a.kernel)
+    return _tup(a.stride, nd, 1), _tup(a.pad, nd, 0), _tup(a.dilate, nd, 1)
+
+
+def _conv_fwd(a, xs):
+    s, p, d = _geom(a)
+    b = None if a.no_bias else xs[2]
+    y = kconv.conv_forward(xs[0], xs[1], b, s, p, d, a.num_group, a.layout)
+    return (y.astype(xs[0].dtype, copy=False),)
+
+
+def _conv_bwd(a, xs):
+    g, x, w = xs[0], xs[1], xs[2]
+    s, p, d = _geom(a)
+    dx, dw, db = kconv.conv_backward(x, w, g, s, p, d, a.num_group, not a.no_bias, a.layout)
+    out = (dx.astype(x.dtype, copy=False), dw.astype(w.dtype, copy=False))
+    return out + (() if a.no_bias else (db.astype(w.dtype, copy=False),))
+
+
+def _grad(bname):
+    def grad(node, og):
+        ins = [og[0], node.inputs[0], node.inputs[1]]
+        return multi_bw(bname, ins, node, "backward", len(node.inputs), **kept(node))
+    return grad
+
+
+def _bwd_shape(attrs, ins, outs):
+    for i in range(2):
+        if ins[i + 1] is not None:
+            rules.set_shape(outs, i, ins[i + 1], "output")
+    if not attrs.no_bias:
+        rules.set_shape(outs, 2, (attrs.num_filter,), "output")
+    return ins, outs
+
+
+_ROWS3 = (Dispatch((D, D, D), (D,), None), Dispatch((D, D), (D,), None))
+
+
+def _rows(k):
+    return tuple(Dispatch(r.ins, r.outs, k) for r in _ROWS3)
+
+
+register(OpDef(
+    "Convolution", params=_CONV, inputs=_inputs, dispatch=_rows(_conv_fwd),
+    infer_shape=conv_shape, infer_type=rules.same_type, gradient=_grad("_backward_Convolution"),
+    doc="""1-D or 2-D convolution (cross-correlation) with groups, stride, dilation and padding.
+
+    Data NCW/NCHW (or NWC/NHWC with ``layout``); weight (num_filter, C/num_group, *kernel);
+    bias (num_filter,). Output extent per dim: floor((x + 2p - d(k-1) - 1)/s) + 1.
+    Runs im2col + BLAS GEMM (row-shift variant for stride-1 kernels).
+
+    Parameters
+    ----------
+    data, weight, bias : Symbol or NDArray
+    kernel : tuple of int, required (positive)
+    stride, dilate, pad : tuple of int, default ()
+    num_filter : int, required
+    num_group : int, default 1
+    no_bias : bool, default False
+    layout : {None, 'NCW', 'NCHW', 'NWC', 'NHWC'}
+    workspace, cudnn_tune, cudnn_off : accepted, ignored
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> c = mx.sym.Convolution(mx.sym.var('x'), kernel=(3, 3), num_filter=8, pad=(1, 1))
+    >>> c.infer_shape(x=(1, 4, 5, 5))[1]
+    [(1, 8, 5, 5)]
+    """))
+register(OpDef(
+    "_backward_Convolution", params=_CONV, inputs=("ograd", "data", "weight"),
+    num_outputs=lambda a: 2 if a.no_bias else 3, dispatch=(Dispatch((D, D, D), (D,), _conv_bwd),),
+    infer_shape=_bwd_shape, infer_type=rules.same_type))
+
+
+# ----------------------------------------------------------------------------- Deconvolution
+def _deconv_pad_adj(a, sp):
+    nd = len(a.kernel)
+    s, p, d = _geom(a)
+    adj = _tup(a.adj, nd, 0)
+    if a.target_shape and any(a.target_shape):
+        return kconv._deconv_pad_adj(sp, a.kernel, s, d, p, adj, a.target_shape)
+    return p, adj
+
+
+def deconv_shape(attrs, ins, outs):
+    """Weight (C_in, F/g, *k), bias (F,), output (in-1)*s - 2p + d(k-1) + 1 + adj."""
+    nd, f, g = len(attrs.kernel), attrs.num_filter, attrs.num_group
+    if not attrs.no_bias:
+        rules.set_shape(ins, 2, (f,))
+    data = ins[0]
+    if data is None:
+        return ins, outs
+    if len(data) != nd + 2:
+        raise rules.Conflict("shape", 0, "input", f"{nd + 2}-D data for kernel {attrs.kernel}",
+                             data)
+    if f % g:
+        raise rules.Conflict("shape", 0, "input", f"num_filter divisible by num_group={g}", data)
+    n, c = data[0], data[1]
+    rules.set_shape(ins, 1, (c, f // g) + tuple(attrs.kernel))
+    sp = tuple(data[2:])
+    if any(v is None for v in sp):
+        osp = [None] * nd
+    else:
+        try:
+            p, adj = _deconv_pad_adj(attrs, sp)
+        except Exception as err:
+            raise rules.Conflict("shape", 0, "input", str(err), data) from None
+        s, _, d = _geom(attrs)
+        osp = [kconv.deconv_out_size(sp[i], attrs.kernel[i], s[i], p[i], d[i], adj[i])
+               for i in range(nd)]
+    rules.set_shape(outs, 0, (n, f) + tuple(osp), "output")
+    if n is None and outs[0] is not None and outs[0][0] is not None:
+        rules.set_shape(ins, 0, (outs[0][0],) + tuple(data[1:]))
+    return ins, outs
+
+
+def _deconv_args(a):
+    s, p, d = _geom(a)
+    ts = a.target_shape if a.target_shape and any(a.target_shape) else None
+    return s, p, d, a.num_group, _tup(a.adj, len(a.kernel), 0), ts
+
+
+def _deconv_fwd(a, xs):
+    s, p, d, g, adj, ts = _deconv_args(a)
+    b = None if a.no_bias else xs[2]
+    y = kconv.deconv_forward(xs[0], xs[1], b, s, p, d, g, adj, ts)
+    return (y.astype(xs[0].dtype, copy=False),)
+
+
+def _deconv_bwd(a, xs):
+    gy, x, w = xs[0], xs[1], xs[2]
+    s, p, d, g, adj, ts = _deconv_args(a)
+    dx, dw, db = kconv.deconv_backward(x, w, gy, s, p, d, g, adj, ts, not a.no_bias)
+    out = (dx.astype(x.dtype, copy=False), dw.astype(w.dtype, copy=False))
+    return out + (() if a.no_bias else (db.astype(w.dtype, copy=False),))
+
+
+register(OpDef(
+    "Deconvolution", params=_DECONV, inputs=_inputs, dispatch=_rows(_deconv_fwd),
+    infer_shape=deconv_shape, infer_type=rules.same_type,
+    gradient=_grad("_backward_Deconvolution"),
+    doc="""Transposed convolution (the gradient of Convolution w.r.t. its data), 1-D or 2-D.
+
+    Weight (C_in, num_filter/num_group, *kernel); output extent
+    (x-1)*s - 2p + d(k-1) + 1 + adj, or ``target_shape`` when given. ``no_bias`` defaults
+    to True as in MXNet.
+
+    Parameters
+    ----------
+    data, weight, bias : Symbol or NDArray
+    kernel : tuple of int, required
+    stride, dilate, pad, adj, target_shape : tuple of int, default ()
+    num_filter : int, required
+    num_group : int, default 1
+    no_bias : bool, default True
+    """))
+register(OpDef(
+    "_backward_Deconvolution", params=_DECONV, inputs=("ograd", "data", "weight"),
+    num_outputs=lambda a: 2 if a.no_bias else 3,
+    dispatch=(Dispatch((D, D, D), (D,), _deconv_bwd),),
+    infer_shape=_bwd_shape, infer_type=rules.same_type))
+
+
+# ----------------------------------------------------------------------------- Pooling
+def _pool_check(op, a):
+    if not a.global_pool:
+        require(len(a.kernel) in (1, 2), op,
+                f"kernel must have 1 or 2 dims (1-D or 2-D pooling), got {a.kernel}")
+    require(all(d > 0 for d in a.kernel), op, f"kernel dims must be positive, got {a.kernel}")
+    require(all(d > 0 for d in a.stride), op, f"stride must be positive, got {a.stride}")
+    require(all(d >= 0 for d in a.pad), op, f"pad must be non-negative, got {a.pad}")
+    require(a.pooling_convention != "same", op,
+            "pooling_convention='same' is not supported; use 'valid' or 'full'")
+    if a.pool_type == "lp":
+        require(a.p_value is not None and a.p_value >= 1, op,
+                f"p_value must be a positive int for lp pooling, got {a.p_value}")
+
+
+_POOL = Checked(
+    _pool_check,
+    kernel=Field("shape", (), doc="window size (ignored with global_pool)"),
+    pool_type=Field("str", "max", choices=("avg", "lp", "max", "sum")),
+    global_pool=Field("bool", False, doc="pool over the whole spatial extent"),
+    cudnn_off=Field("bool", False, doc="ignored (no cuDNN)"),
+    pooling_convention=Field("str", "valid", choices=("full", "same", "valid"),
+                             doc="'valid' floors the output size, 'full' takes the ceiling"),
+    stride=Field("shape", (), doc="default 1 per dim"),
+    pad=Field("shape", (), doc="default 0 per dim"),
+    p_value=Field("int_or_none", None, doc="p of lp pooling"),
+    count_include_pad=Field("bool_or_none", None,
+                            doc="avg: count padded positions in the divisor (default True)"),
+    layout=Field("str_or_none", None, choices=(None, "NCW", "NCHW", "NWC", "NHWC")))
+
+
+def _pool_cl(a):
+    return a.layout in ("NWC", "NHWC")
+
+
+def pool_shape(attrs, ins, outs):
+    data = ins[0]
+    if data is None:
+        return ins, outs
+    nd = len(data) - 2
+    if nd not in (1, 2):
+        raise rules.Conflict("shape", 0, "input", "3-D (NCW) or 4-D (NCHW) data", data)
+    cl = _pool_cl(attrs)
+    n, c = data[0], (data[-1] if cl else data[1])
+    sp = tuple(data[1:-1]) if cl else tuple(data[2:])
+    if attrs.global_pool:
+        osp = (1,) * nd
+    else:
+        if len(attrs.kernel) != nd:
+            raise rules.Conflict("shape", 0, "input", f"{len(attrs.kernel) + 2}-D data for "
+                                 f"kernel {attrs.kernel}", data)
+        s, p = _tup(attrs.stride, nd, 1), _tup(attrs.pad, nd, 0)
+        osp = []
+        for i in range(nd):
+            if sp[i] is None:
+                osp.append(None)
+                continue
+            if sp[i] + 2 * p[i] < attrs.kernel[i]:
+                raise rules.Conflict("shape", 0, "input",
+                                     f"spatial dims >= kernel {attrs.kernel} after padding", data)
+            osp.append(kpool.pool_out_size(sp[i], attrs.kernel[i], s[i], p[i],
+                                           attrs.pooling_convention))
+    rules.set_shape(outs, 0, (n,) + tuple(osp) + (c,) if cl else (n, c) + tuple(osp), "output")
+    return ins, outs
+
+
+def _to_cf(a, x):
+    return np.moveaxis(x, -1, 1) if _pool_cl(a) else x
+
+
+def _from_cf(a, y):
+    return np.ascontiguousarray(np.moveaxis(y, 1, -1)) if _pool_cl(a) else y
+
+
+def _pool_args(a):
+    cip = True if a.count_include_pad is None else a.count_include_pad
+    return dict(kernel=a.kernel or None, stride=a.stride or None, pad=a.pad or None,
+                global_pool=a.global_pool, pooling_convention=a.pooling_convention,
+                count_include_pad=cip)
+
+
+def _pool_fwd(a, xs):
+    x = _to_cf(a, xs[0])
+    if a.pool_type == "lp":
+        pv = a.p_value
+        s = kpool.pool_forward(x ** pv, pool_type="sum", **_pool_args(a))
+        y = np.power(s, 1.0 / pv) if pv != 1 else s
+    else:
+        y = kpool.pool_forward(x, pool_type=a.pool_type, **_pool_args(a))
+    return (_from_cf(a, y).astype(xs[0].dtype, copy=False),)
+
+
+def _pool_bwd(a, xs):
+    g, x, y = _to_cf(a, xs[0]), _to_cf(a, xs[1]), _to_cf(a, xs[2])
+    if a.pool_type == "lp":
+        pv = a.p_value
+        if pv == 1:
+            dx = kpool.pool_backward(x, y, g, pool_type="sum", **_pool_args(a))
+        else:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gs = np.where(y != 0, g * np.power(y, 1.0 - pv), 0)
+            dx = kpool.pool_backward(x, y, gs, pool_type="sum", **_pool_args(a)) * x ** (pv - 1)
+    else:
+        dx = kpool.pool_backward(x, y, g, pool_type=a.pool_type, **_pool_args(a))
+    return (_from_cf(a, dx).astype(xs[1].dtype, copy=False),)
+
+
+def _pool_grad(node, og):
+    from ..elemwise import bw
+    return [bw("_backward_Pooling", [og[0], node.inputs[0], (node, 0)], node, "backward",
+               **kept(node))]
+
+
+def _pool_bwd_shape(attrs, ins, outs):
+    rules.set_shape(outs, 0, ins[1], "output")
+    return ins, outs
+
+
+register(OpDef(
+    "Pooling", params=_POOL, dispatch=(Dispatch((D,), (D,), _pool_fwd),),
+    infer_shape=pool_shape, infer_type=rules.same_type, gradient=_pool_grad,
+    doc="""1-D or 2-D pooling: max, avg, sum or lp, optionally global.
+
+    'valid' output extent floor((x + 2p - k)/s) + 1, 'full' uses the ceiling (Caffe).
+    avg divides by the window clipped to the padded input when count_include_pad (default),
+    else by the number of real elements.
+
+    Parameters
+    ----------
+    data : Symbol or NDArray (NCW/NCHW, or NWC/NHWC with ``layout``)
+    kernel : tuple of int (required unless global_pool)
+    pool_type : {'max', 'avg', 'sum', 'lp'}, default 'max'
+    global_pool : bool, default False
+    pooling_convention : {'valid', 'full'}, default 'valid'
+    stride, pad : tuple of int, default ()
+    p_value : int (lp pooling)
+    count_include_pad : bool or None (True)
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> p = mx.sym.Pooling(mx.sym.var('x'), kernel=(2, 2), stride=(2, 2))
+    >>> p.infer_shape(x=(1, 3, 5, 5))[1]
+    [(1, 3, 2, 2)]
+    """))
+register(OpDef(
+    "_backward_Pooling", params=_POOL, inputs=("ograd", "data", "out"),
+    dispatch=(Dispatch((D, D, D), (D,), _pool_bwd),),
+    infer_shape=_pool_bwd_shape, infer_type=rules.same_type))
+

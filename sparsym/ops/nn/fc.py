@@ -1,0 +1,274 @@
+"""FullyConnected, Embedding and _contrib_SparseEmbedding (with their row_sparse rows)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import storage as st
+from ...base import dtype_of
+from ...kernels import rsp as krsp
+from .. import rules
+from ..params import Field
+from ..registry import Dispatch, OpDef, register
+from ._common import C, Checked, D, R, kept, multi_bw, prod, require
+
+# ----------------------------------------------------------------------------- FullyConnected
+
+
+def _fc_check(op, a):
+    require(a.num_hidden >= 1, op, f"num_hidden must be positive, got {a.num_hidden}")
+
+
+_FC = Checked(_fc_check,
+              num_hidden=Field("int", doc="number of hidden units (output features)"),
+              no_bias=Field("bool", False, doc="whether to omit the bias"),
+              flatten=Field("bool", True, doc="flatten all but the first axis of data"))
+
+
+def _fc_inputs(a):
+    return ("data", "weight") if a.no_bias else ("data", "weight", "bias")
+
+
+def fc_shape(attrs, ins, outs):
+    """MXNet's FullyConnectedShape: weight (num_hidden, in), bias (num_hidden,), batch from out."""
+    data, nh = ins[0], attrs.num_hidden
+    if not attrs.no_bias:
+        rules.set_shape(ins, 2, (nh,))
+    if data is None:
+        if ins[1] is not None and outs[0] is not None and len(outs[0]) == 2 and attrs.flatten:
+            rules.set_shape(ins, 0, (outs[0][0], ins[1][1]))
+        return ins, outs
+    if len(data) == 0:
+        return ins, outs
+    n_in = prod(data[1:]) if attrs.flatten else data[-1]
+    rules.set_shape(ins, 1, (nh, n_in))
+    if ins[1] is not None and ins[1][1] is not None and n_in is None:
+        if not attrs.flatten:
+            rules.set_shape(ins, 0, tuple(data[:-1]) + (ins[1][1],))
+        elif len(data) == 2:
+            rules.set_shape(ins, 0, (data[0], ins[1][1]))
+    if attrs.flatten:
+        rules.set_shape(outs, 0, (data[0], nh), "output")
+        if outs[0] is not None and outs[0][0] is not None:
+            rules.set_shape(ins, 0, (outs[0][0],) + tuple(ins[0][1:]))
+    else:
+        rules.set_shape(outs, 0, tuple(data[:-1]) + (nh,), "output")
+        if outs[0] is not None:
+            rules.set_shape(ins, 0, tuple(outs[0][:-1]) + (ins[0][-1],))
+    return ins, outs
+
+
+def _flat(a, x):
+    return x.reshape(x.shape[0], -1) if a.flatten else x.reshape(-1, x.shape[-1])
+
+
+def _out_shape(a, x):
+    return (x.shape[0], a.num_hidden) if a.flatten else x.shape[:-1] + (a.num_hidden,)
+
+
+def _fc_fwd(a, xs):
+    x, w = xs[0], xs[1]
+    y = _flat(a, x) @ w.T
+    if not a.no_bias:
+        y += st.todense(xs[2])
+    return (y.reshape(_out_shape(a, x)),)
+
+
+def _fc_fwd_rsp(a, xs):
+    """data dense, weight row_sparse (absent rows read as zero), bias dense/rsp -> dense."""
+    x, w = xs[0], xs[1]
+    x2 = _flat(a, x)
+    y = np.zeros((x2.shape[0], a.num_hidden), dtype=np.result_type(x.dtype, w.dtype))
+    if len(w.indices):
+        y[:, w.indices] = x2 @ w.data.reshape(len(w.indices), -1).T
+    if not a.no_bias:
+        y += st.todense(xs[2])
+    return (y.reshape(_out_shape(a, x)),)
+
+
+def _fc_bwd(a, xs):
+    g, x, w = xs[0], xs[1], st.todense(xs[2])
+    x2 = _flat(a, x)
+    g2 = g.reshape(x2.shape[0], a.num_hidden)
+    dx = (g2 @ w).reshape(x.shape)
+    dw = g2.T @ x2
+    out = (dx, dw.astype(w.dtype, copy=False))
+    if not a.no_bias:
+        out += (g2.sum(axis=0),)
+    return out
+
+
+def _fc_grad(node, og):
+    n = len(node.inputs)
+    return multi_bw("_backward_FullyConnected", [og[0], node.inputs[0], node.inputs[1]],
+                    node, "backward", n, **kept(node))
+
+
+def _fc_bwd_shape(attrs, ins, outs):
+    for i in range(2):
+        if ins[i + 1] is not None:
+            rules.set_shape(outs, i, ins[i + 1], "output")
+    if not attrs.no_bias:
+        rules.set_shape(outs, 2, (attrs.num_hidden,), "output")
+    return ins, outs
+
+
+_FC_DOC = """Apply a linear transformation: ``Y = X W^T + b``.
+
+    With ``flatten=True`` data of shape (n, x1, ..., xk) is flattened to (n, x1*...*xk);
+    otherwise the transformation applies to the last axis. The weight has shape
+    (num_hidden, in_features) and the bias (num_hidden,); both are inferred from data.
+
+    Storage: data dense with a row_sparse weight (rows absent from the weight read as zero)
+    gives a dense output without fallback (MXNet's sparse row; forward only).
+
+    Parameters
+    ----------
+    data : Symbol or NDArray
+    weight : Symbol or NDArray
+    bias : Symbol or NDArray
+    num_hidden : int (>= 1)
+    no_bias : bool, default False
+    flatten : bool, default True
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> fc = mx.sym.FullyConnected(mx.sym.var('x'), num_hidden=4, name='fc')
+    >>> fc.infer_shape(x=(2, 3))[0]
+    [(2, 3), (4, 3), (4,)]
+    """
+
+register(OpDef(
+    "FullyConnected", params=_FC, inputs=_fc_inputs,
+    dispatch=(Dispatch((D, D, D), (D,), _fc_fwd), Dispatch((D, D), (D,), _fc_fwd),
+              Dispatch((D, R, D), (D,), _fc_fwd_rsp), Dispatch((D, R, R), (D,), _fc_fwd_rsp),
+              Dispatch((D, R), (D,), _fc_fwd_rsp)),
+    infer_shape=fc_shape, infer_type=rules.same_type, gradient=_fc_grad,
+    aliases=("_sparse_FullyConnected",), doc=_FC_DOC))
+register(OpDef(
+    "_backward_FullyConnected", params=_FC, inputs=("ograd", "data", "weight"),
+    num_outputs=lambda a: 2 if a.no_bias else 3,
+    dispatch=(Dispatch((D, D, D), (D,), _fc_bwd), Dispatch((D, D, R), (D,), _fc_bwd)),
+    infer_shape=_fc_bwd_shape, infer_type=rules.same_type))
+
+
+# ----------------------------------------------------------------------------- Embedding
+_DTYPES = ("float16", "float32", "float64", "int32", "int64", "int8", "uint8", "bfloat16")
+
+
+def _emb_check(op, a):
+    require(a.input_dim >= 1, op, f"input_dim must be positive, got {a.input_dim}")
+    require(a.output_dim >= 1, op, f"output_dim must be positive, got {a.output_dim}")
+
+
+_EMB = Checked(_emb_check,
+               input_dim=Field("int", doc="vocabulary size (rows of the weight)"),
+               output_dim=Field("int", doc="embedding dimension"),
+               dtype=Field("str", "float32", choices=_DTYPES, doc="weight and output dtype"),
+               sparse_grad=Field("bool", False, doc="row_sparse weight gradient"))
+_SEMB = Checked(_emb_check, deterministic=Field("bool", False, doc="ignored on CPU"),
+                **_EMB.fields)
+
+
+def emb_shape(attrs, ins, outs):
+    rules.set_shape(ins, 1, (attrs.input_dim, attrs.output_dim))
+    if ins[0] is not None:
+        rules.set_shape(outs, 0, tuple(ins[0]) + (attrs.output_dim,), "output")
+    elif outs[0] is not None:
+        rules.set_shape(ins, 0, tuple(outs[0][:-1]))
+    return ins, outs
+
+
+def emb_type(attrs, ins, outs):
+    dt = dtype_of(attrs.dtype) if attrs.dtype != "bfloat16" else np.dtype(np.float32)
+    w = ins[1] if ins[1] is not None else dt
+    rules.set_type(ins, 1, w)
+    rules.set_type(outs, 0, w, "output")
+    if ins[0] is None:
+        ins[0] = w
+    return ins, outs
+
+
+def _ids(a, idx):
+    # MXNet's Embedding: ids are cast to int and clipped into [0, input_dim)
+    return np.clip(np.asarray(idx).astype(np.int64), 0, a.input_dim - 1)
+
+
+def _emb_fwd(a, xs):
+    return (np.take(xs[1], _ids(a, xs[0]), axis=0),)
+
+
+def _emb_fwd_rsp(a, xs):
+    return (krsp.take_rows_rsp(xs[1], _ids(a, xs[0])),)
+
+
+def _emb_bwd_dense(a, xs):
+    g, idx = xs[0], _ids(a, xs[1]).reshape(-1)
+    out = np.zeros((a.input_dim, a.output_dim), dtype=g.dtype)
+    np.add.at(out, idx, g.reshape(len(idx), a.output_dim))
+    return (out,)
+
+
+def _emb_bwd_rsp(a, xs):
+    return (krsp.embedding_grad_rsp(_ids(a, xs[1]), xs[0], a.input_dim),)
+
+
+def _emb_grad(bname):
+    def grad(node, og):
+        from ..elemwise import bw
+        return [None, bw(bname, [og[0], node.inputs[0]], node, "backward", **kept(node))]
+    return grad
+
+
+def _emb_bwd_shape(attrs, ins, outs):
+    rules.set_shape(outs, 0, (attrs.input_dim, attrs.output_dim), "output")
+    return ins, outs
+
+
+def _emb_bwd_type(attrs, ins, outs):
+    if ins[0] is not None:
+        rules.set_type(outs, 0, ins[0], "output")
+    return ins, outs
+
+
+_EMB_DOC = """Map integer ids to rows of a weight matrix (input_dim, output_dim).
+
+    Output shape is data.shape + (output_dim,). Ids are clipped into [0, input_dim).
+    A row_sparse weight reads absent rows as zero. With ``sparse_grad=True`` the weight
+    gradient is row_sparse (only the rows of the looked-up ids).
+
+    Parameters
+    ----------
+    data : Symbol or NDArray (ids)
+    weight : Symbol or NDArray
+    input_dim, output_dim : int (>= 1)
+    dtype : str, default 'float32'
+    sparse_grad : bool, default False
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> w = mx.nd.array([[0., 1.], [2., 3.], [4., 5.]])
+    >>> mx.nd.Embedding(mx.nd.array([2, 0]), w, input_dim=3, output_dim=2).asnumpy().tolist()
+    [[4.0, 5.0], [0.0, 1.0]]
+    """
+
+for _name, _params, _bname, _aliases, _always_rsp in (
+        ("Embedding", _EMB, "_backward_Embedding", ("_sparse_Embedding",), False),
+        ("_contrib_SparseEmbedding", _SEMB, "_backward_SparseEmbedding", (), True)):
+    register(OpDef(
+        _name, params=_params, inputs=("data", "weight"),
+        dispatch=(Dispatch((D, D), (D,), _emb_fwd), Dispatch((D, R), (D,), _emb_fwd_rsp),
+                  Dispatch((C, D), (D,), lambda a, xs: _emb_fwd(a, [st.todense(xs[0]), xs[1]]))),
+        infer_shape=emb_shape, infer_type=emb_type, gradient=_emb_grad(_bname),
+        aliases=_aliases,
+        doc=_EMB_DOC if not _always_rsp else
+        "Embedding whose weight gradient is always row_sparse (MXNet's contrib op).\n\n"
+        "    Parameters as :func:`Embedding` plus ``deterministic`` (no effect on CPU)."))
+    if _always_rsp:
+        _rows = (Dispatch((D, D), (R,), _emb_bwd_rsp),)
+    else:
+        _rows = (Dispatch((D, D), (R,), _emb_bwd_rsp, when=lambda a, s: a.sparse_grad),
+                 Dispatch((D, D), (D,), _emb_bwd_dense))
+    register(OpDef(_bname, params=_params, inputs=("ograd", "data"), dispatch=_rows,
+                   infer_shape=_emb_bwd_shape, infer_type=_emb_bwd_type))

@@ -1,0 +1,151 @@
+"""BatchNorm with moving statistics as auxiliary states (updated in training)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import rules
+from ..params import Field
+from ..registry import Dispatch, OpDef, register
+from ._common import Checked, D, kept, multi_bw, norm_axis, require
+
+
+def _bn_check(op, a):
+    require(a.eps > 0, op, f"eps must be positive, got {a.eps}")
+
+
+_BN = Checked(
+    _bn_check,
+    eps=Field("float", 1e-3, doc="added to the variance"),
+    momentum=Field("float", 0.9, doc="moving average momentum"),
+    fix_gamma=Field("bool", True, doc="treat gamma as 1 (its gradient is 0)"),
+    use_global_stats=Field("bool", False, doc="use the moving statistics in training too"),
+    output_mean_var=Field("bool", False, doc="also output the mean and the inverse std"),
+    axis=Field("int", 1, doc="the channel axis"),
+    cudnn_off=Field("bool", False, doc="ignored (no cuDNN)"),
+    min_calib_range=Field("float_or_none", None, doc="quantization only; ignored"),
+    max_calib_range=Field("float_or_none", None, doc="quantization only; ignored"))
+
+
+def bn_shape(attrs, ins, outs):
+    if ins[0] is None and outs[0] is not None:
+        rules.set_shape(ins, 0, outs[0])
+    if ins[0] is None:
+        return ins, outs
+    ax = norm_axis(attrs.axis, len(ins[0]), "BatchNorm")
+    c = ins[0][ax]
+    for i in range(1, 5):
+        rules.set_shape(ins, i, (c,))
+    rules.set_shape(outs, 0, ins[0], "output")
+    rules.set_shape(outs, 1, (c,), "output")
+    rules.set_shape(outs, 2, (c,), "output")
+    return ins, outs
+
+
+def _layout(a, x):
+    ax = norm_axis(a.axis, x.ndim, "BatchNorm")
+    red = tuple(i for i in range(x.ndim) if i != ax)
+    bshape = [1] * x.ndim
+    bshape[ax] = x.shape[ax]
+    return red, tuple(bshape)
+
+
+def _batch_stats(a):
+    return a.get("__is_train__", False) and not a.use_global_stats
+
+
+def _bn_fwd(a, xs):
+    x, gamma, beta, mm, mv = xs
+    red, bs = _layout(a, x)
+    if _batch_stats(a):
+        xd = x.astype(np.float64) if x.dtype == np.float16 else x
+        mean = xd.mean(axis=red)
+        var = ((xd - mean.reshape(bs)) ** 2).mean(axis=red)
+        # MXNet: moving = moving * momentum + batch * (1 - momentum); the aux arrays are
+        # updated in place (they are the executor's persistent aux states)
+        mom = a.momentum
+        mm *= mom
+        mm += (1 - mom) * mean.astype(mm.dtype)
+        mv *= mom
+        mv += (1 - mom) * var.astype(mv.dtype)
+    else:
+        mean, var = mm.astype(np.float64), mv.astype(np.float64)
+    invstd = 1.0 / np.sqrt(var + a.eps)
+    g = np.ones_like(gamma) if a.fix_gamma else gamma
+    scale = (g * invstd).reshape(bs)
+    y = (x - mean.reshape(bs)) * scale + beta.reshape(bs)
+    dt = x.dtype
+    return (y.astype(dt, copy=False), np.asarray(mean, dt), np.asarray(invstd, dt))
+
+
+def _bn_bwd(a, xs):
+    g, x, gamma, mean, invstd = xs
+    red, bs = _layout(a, x)
+    gam = np.ones_like(gamma) if a.fix_gamma else gamma
+    xhat = (x - mean.reshape(bs)) * invstd.reshape(bs)
+    dbeta = g.sum(axis=red)
+    dgamma = (g * xhat).sum(axis=red)
+    if _batch_stats(a):
+        m = x.size // x.shape[norm_axis(a.axis, x.ndim, "BatchNorm")]
+        dx = (gam * invstd).reshape(bs) * (g - dbeta.reshape(bs) / m
+                                           - xhat * dgamma.reshape(bs) / m)
+    else:
+        dx = g * (gam * invstd).reshape(bs)
+    if a.fix_gamma:
+        dgamma = np.zeros_like(gamma)
+    dt = x.dtype
+    return (dx.astype(dt, copy=False), dgamma.astype(gamma.dtype, copy=False),
+            dbeta.astype(gamma.dtype, copy=False))
+
+
+def _bn_grad(node, og):
+    ins = [og[0], node.inputs[0], node.inputs[1], (node, 1), (node, 2)]
+    return multi_bw("_backward_BatchNorm", ins, node, "backward", 3, **kept(node)) + [None, None]
+
+
+def _bn_bwd_shape(attrs, ins, outs):
+    for i in range(3):
+        src = ins[1] if i == 0 else ins[2]
+        if src is not None:
+            rules.set_shape(outs, i, src, "output")
+    return ins, outs
+
+
+register(OpDef(
+    "BatchNorm", params=_BN,
+    inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
+    aux=("moving_mean", "moving_var"), mutates=(3, 4), needs_is_train=True,
+    num_outputs=3, num_visible_outputs=lambda a: 3 if a.output_mean_var else 1,
+    output_names=("output", "mean", "var"),
+    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_fwd),),
+    infer_shape=bn_shape, infer_type=rules.same_type, gradient=_bn_grad,
+    doc="""Batch normalization over all axes but ``axis``.
+
+    Training (``is_train=True`` and not use_global_stats): normalise with the batch mean and
+    (biased) variance and update the auxiliary states in place:
+    ``moving = moving * momentum + batch * (1 - momentum)``. Otherwise use the moving
+    statistics. ``fix_gamma=True`` uses gamma = 1 and gives gamma a zero gradient. With
+    ``output_mean_var`` the outputs are (out, mean, inverse std) as in MXNet.
+
+    Parameters
+    ----------
+    data, gamma, beta : Symbol or NDArray (gamma/beta shaped (channels,))
+    moving_mean, moving_var : auxiliary states, shaped (channels,)
+    eps : float, default 1e-3
+    momentum : float, default 0.9
+    fix_gamma : bool, default True
+    use_global_stats : bool, default False
+    output_mean_var : bool, default False
+    axis : int, default 1
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> bn = mx.sym.BatchNorm(mx.sym.var('x'), name='bn')
+    >>> bn.list_arguments(), bn.list_auxiliary_states()
+    (['x', 'bn_gamma', 'bn_beta'], ['bn_moving_mean', 'bn_moving_var'])
+    """))
+register(OpDef(
+    "_backward_BatchNorm", params=_BN, inputs=("ograd", "data", "gamma", "mean", "invstd"),
+    num_outputs=3, needs_is_train=True,
+    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_bwd),),
+    infer_shape=_bn_bwd_shape, infer_type=rules.same_type))
