@@ -6,7 +6,7 @@ import logging
 import numpy as np
 
 from .. import storage as st
-from ..base import MXNetError
+from ..base import MXNetError, ShapeError
 from ..kernels import rsp as krsp
 from ..ndarray.ndarray import NDArray, wrap
 
@@ -30,6 +30,12 @@ def _key_list(key, value=None):
             raise MXNetError("Mixed key types are not allowed")
         raise MXNetError(f"keys must be int or str, got {types}")
     return keys, vals
+
+
+def _check_shape(k, stored, dst, what):
+    if tuple(stored.shape) != tuple(dst.shape):
+        raise ShapeError(f"kvstore {what}: key {k} holds shape {tuple(stored.shape)}, the "
+                         f"output has shape {tuple(dst.shape)}")
 
 
 def _as_list(v):
@@ -113,6 +119,8 @@ class KVStore:
         self._check_key_type(keys)
         for k, v in zip(keys, vals):
             stored = self._stored(k)
+            for x in _as_list(v):
+                _check_shape(k, stored, x, "push")
             merged = wrap(_sum(_as_list(v)), stored.context)
             if self._updater is not None:
                 self._updater(self._updater_key(k), merged, stored)
@@ -126,8 +134,9 @@ class KVStore:
     def pull(self, key, out=None, priority=0, ignore_sparse=True):
         """Copy stored values into ``out`` (one array or a list per key).
 
-        A pull of a row_sparse value into row_sparse outputs is skipped with a warning
-        (MXNet skips silently); use row_sparse_pull or ignore_sparse=False.
+        With ``ignore_sparse`` (default) a pull into a row_sparse output is skipped, as in
+        MXNet, but with a warning (MXNet is silent): use :meth:`row_sparse_pull` or
+        ``Module.prepare``. ``ignore_sparse=False`` pulls every row.
         """
         if out is None:
             raise MXNetError("pull requires out")
@@ -136,11 +145,12 @@ class KVStore:
         for k, o in zip(keys, outs):
             stored = self._stored(k)
             for dst in _as_list(o):
-                if stored.stype == "row_sparse" and dst.stype == "row_sparse" and ignore_sparse:
+                if dst.stype == "row_sparse" and ignore_sparse:
                     logger.warning("Warning: non-default weights detected during kvstore pull. "
                                    "This call has been ignored. Please make sure to use "
                                    "kv.row_sparse_pull() or module.prepare() with row_ids.")
                     continue
+                _check_shape(k, stored, dst, "pull")
                 dst._assign(stored._raw)
 
     def pushpull(self, key, value, out=None, priority=0):
@@ -154,28 +164,45 @@ class KVStore:
         self.pull(key, out, priority)
 
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
-        """Pull only ``row_ids`` rows (deduplicated, sorted) of row_sparse values."""
+        """Pull only the rows ``row_ids`` of row_sparse values into row_sparse ``out``.
+
+        ``row_ids`` (NDArray or list, one per output) may be unsorted, repeated, 2-D or
+        float: they are made unique and sorted. One ``row_ids`` for several outputs pulls
+        into the first and copies it to the rest (MXNet). Empty ids give empty rows.
+        """
         if out is None or row_ids is None:
             raise MXNetError("row_sparse_pull requires out and row_ids")
-        keys, outs = _key_list(key, out)
+        if not isinstance(row_ids, (list, tuple)):
+            row_ids = [row_ids]
+        single = len(row_ids) == 1 and isinstance(out, (list, tuple))
+        first = [out[0]] if single else out
+        keys, outs = _key_list(key, first)
+        _, rids = _key_list(key, row_ids if len(keys) > 1 or not single else row_ids[0])
         self._check_key_type(keys)
-        if isinstance(row_ids, NDArray) or not isinstance(row_ids, (list, tuple)):
-            row_ids = [row_ids] * len(keys)
-        if len(keys) == 1 and len(row_ids) > 1 and not isinstance(key, (list, tuple)):
-            pass
-        for k, o, rid in zip(keys, outs, row_ids):
+        pairs = []
+        for k, o, r in zip(keys, outs, rids):
+            dsts = _as_list(o)
+            rs = _as_list(r) if isinstance(r, (list, tuple)) else [r] * len(dsts)
+            if len(rs) != len(dsts):
+                raise MXNetError("the number of row_ids doesn't match the number of values")
+            pairs += [(k, d, x) for d, x in zip(dsts, rs)]
+        for k, dst, r in pairs:
             stored = self._stored(k)
             if stored.stype != "row_sparse":
                 raise MXNetError("PullRowSparse expects row_sparse src NDArray")
-            dsts = _as_list(o)
-            rids = _as_list(rid) if isinstance(rid, (list, tuple)) else [rid] * len(dsts)
-            for dst, r in zip(dsts, rids):
-                if dst.stype != "row_sparse":
-                    raise MXNetError("Expected row_sparse storage type for row_sparse_pull "
-                                     f"values, but got {dst.stype}")
-                ids = r.asnumpy() if isinstance(r, NDArray) else np.asarray(r)
-                ids = np.unique(ids.astype(np.int64).ravel())
-                dst._raw = krsp.retain(stored._raw, ids)
+            if dst.stype != "row_sparse":
+                raise MXNetError("Expected row_sparse storage type for row_sparse_pull values, "
+                                 f"but detected storage type {dst.stype}")
+            _check_shape(k, stored, dst, "row_sparse_pull")
+            ids = r.asnumpy() if isinstance(r, NDArray) else np.asarray(r)
+            ids = np.unique(ids.astype(np.int64).ravel())
+            if len(ids) and (ids[0] < 0 or ids[-1] >= stored.shape[0]):
+                raise MXNetError(f"row_sparse_pull: row id out of range [0, {stored.shape[0]}) "
+                                 f"for key {k}")
+            dst._raw = krsp.retain(stored._raw, ids)
+        if single:
+            for dst in out[1:]:
+                dst._raw = out[0]._raw.copy()
 
     def set_optimizer(self, optimizer):
         """Run ``optimizer`` on the store at every push."""
