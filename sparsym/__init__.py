@@ -10,6 +10,7 @@ from . import ndarray  # noqa: F401
 from . import ndarray as nd  # noqa: F401
 from . import symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
+from . import rnn  # noqa: F401,E402  (mx.rnn: cells, BucketSentenceIter)
 from .symbol import naming as name  # noqa: F401
 from .symbol.naming import AttrScope  # noqa: F401
 from . import executor  # noqa: F401

@@ -539,7 +539,18 @@ _SPLIT = Checked(_split_check, num_outputs=Field("int", doc="number of equal par
 
 
 def split_shape(attrs, ins, outs):
+    """Parts are equal slices along ``axis``; works forward and backward (partial shapes)."""
     n = attrs.num_outputs
+    for o in outs:
+        if o is None:
+            continue
+        ax = attrs.axis if attrs.axis >= 0 else attrs.axis + len(o) + (
+            1 if attrs.squeeze_axis else 0)
+        if attrs.squeeze_axis:
+            rules.set_shape(ins, 0, tuple(o[:ax]) + (n,) + tuple(o[ax:]))
+        else:
+            d = None if o[ax] is None else o[ax] * n
+            rules.set_shape(ins, 0, tuple(o[:ax]) + (d,) + tuple(o[ax + 1:]))
     if ins[0] is not None:
         s = tuple(ins[0])
         ax = norm_axis(attrs.axis, len(s), "SliceChannel")
@@ -551,16 +562,6 @@ def split_shape(attrs, ins, outs):
         o = s[:ax] + s[ax + 1:] if attrs.squeeze_axis else s[:ax] + (part,) + s[ax + 1:]
         for i in range(n):
             rules.set_shape(outs, i, o, "output")
-    else:
-        o = next((x for x in outs if x is not None), None)
-        if o is not None:
-            ax = attrs.axis if attrs.axis >= 0 else attrs.axis + len(o) + (
-                1 if attrs.squeeze_axis else 0)
-            if attrs.squeeze_axis:
-                rules.set_shape(ins, 0, tuple(o[:ax]) + (n,) + tuple(o[ax:]))
-            else:
-                d = None if o[ax] is None else o[ax] * n
-                rules.set_shape(ins, 0, tuple(o[:ax]) + (d,) + tuple(o[ax + 1:]))
     return ins, outs
 
 
@@ -613,3 +614,16 @@ register(OpDef(
     inputs=lambda a: tuple(f"ograd{i}" for i in range(a.num_outputs)),
     dispatch=(Dispatch(("*", "..."), (D,), _split_bwd),),
     infer_shape=lambda a, i, o: split_shape(a, o, i)[::-1], infer_type=rules.same_type))
+
+
+# ----------------------------------------------------------------------------- reverse
+def _reverse(a, x):
+    axes = tuple(norm_axis(ax, x.ndim, "reverse") for ax in a.axis)
+    return np.ascontiguousarray(np.flip(x, axis=axes))
+
+
+unary_shape_op(
+    "reverse", Params(axis=Field("shape", doc="axes to reverse")), _reverse, lambda a, s: s,
+    lambda a, g, x: _reverse(a, g), in_shape=lambda a, o, c: o, aliases=("flip",),
+    doc="Reverse the order of elements along ``axis``.\n\n    Parameters\n    ----------\n"
+        "    data : Symbol or NDArray\n    axis : tuple of int\n")
