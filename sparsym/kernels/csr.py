@@ -7,12 +7,12 @@ column indices sorted and unique within every row.
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import njit, prange
 
 from ..base import ShapeError
-from ..storage import CSR, IDX, RSP
+from ..storage import CSR, IDX
+from ._f16 import f16_safe
 
 # A dense column -> position map (O(n) memory and time) beats sorting or binary search
 # (O(nnz log)) until n is this many times nnz.
@@ -40,22 +40,6 @@ def _cols2(x, last):
 
 def _row_ids(a: CSR) -> np.ndarray:
     return np.repeat(np.arange(a.shape[0], dtype=IDX), np.diff(a.indptr))
-
-
-@njit(cache=True)
-def _bsearch(keys, x):
-    """Position of x in sorted keys, -1 if absent."""
-    lo = 0
-    hi = keys.shape[0]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < keys.shape[0] and keys[lo] == x:
-        return lo
-    return -1
 
 
 @njit(cache=True)
@@ -100,6 +84,7 @@ def _scatter_rows(data, indices, indptr, out):
             out[i, indices[k]] += data[k]
 
 
+@f16_safe
 def csr_to_dense(a: CSR) -> np.ndarray:
     """Densify; duplicates are summed (contract: any column order)."""
     out = np.zeros(a.shape, dtype=a.data.dtype)
@@ -130,6 +115,7 @@ def _dense_fill(x, indptr, data, indices):
                 p += 1
 
 
+@f16_safe
 def dense_to_csr(x: np.ndarray) -> CSR:
     """Compress a 2-D array; output columns sorted, explicit zeros dropped."""
     x = np.ascontiguousarray(x)
@@ -177,255 +163,12 @@ def canonicalize_csr(a: CSR) -> CSR:
 
 
 # ----------------------------------------------------------------------------- dot
+# The products live in csr_dot.py (imported at the end of this module: they use the
+# helpers above, e.g. _unique_cols and take_rows_csr, and read these thresholds at call time).
+
 # Below this much work (multiply-adds + rows) a parallel launch costs more than it saves,
 # and on a busy machine a descheduled worker thread stalls the whole region.
 _PAR_MIN_WORK = 1 << 16
-
-
-@njit(cache=True)
-def _mv_rows(lo, hi, data, indices, indptr, b, out):
-    for i in range(lo, hi):
-        s = out[i]  # out is zero-initialised: gives a typed zero
-        for p in range(indptr[i], indptr[i + 1]):
-            s += data[p] * b[indices[p]]
-        out[i] = s
-
-
-@njit(cache=True)
-def _mm_rows(lo, hi, data, indices, indptr, b, out, cmap, wrows, mode):
-    # mode 0: b row = column; 1: b row = cmap[column] (-1 absent); 2: binary search in wrows
-    k = b.shape[1]
-    for i in range(lo, hi):
-        row = out[i]
-        row[:] = 0
-        for p in range(indptr[i], indptr[i + 1]):
-            c = indices[p]
-            if mode == 1:
-                c = cmap[c]
-            elif mode == 2:
-                c = _bsearch(wrows, c)
-            if c >= 0:
-                v = data[p]
-                src = b[c]
-                for j in range(k):
-                    row[j] += v * src[j]
-
-
-@njit(parallel=True, cache=True)
-def _mv_par(bounds, data, indices, indptr, b, out):
-    for c in prange(len(bounds) - 1):
-        _mv_rows(bounds[c], bounds[c + 1], data, indices, indptr, b, out)
-
-
-@njit(parallel=True, cache=True)
-def _mm_par(bounds, data, indices, indptr, b, out, cmap, wrows, mode):
-    for c in prange(len(bounds) - 1):
-        _mm_rows(bounds[c], bounds[c + 1], data, indices, indptr, b, out, cmap, wrows, mode)
-
-
-def _row_blocks(indptr, work):
-    """Row boundaries splitting the rows into nnz-balanced blocks, or None to run serially."""
-    m = len(indptr) - 1
-    nt = numba.get_num_threads()
-    if nt < 2 or m < 2 or work < _PAR_MIN_WORK:
-        return None
-    nb = min(m, 4 * nt)
-    nnz = int(indptr[-1])
-    # balance on nnz + rows so runs of empty rows still count for something
-    targets = np.linspace(0, nnz + m, nb + 1)
-    cost = indptr + np.arange(m + 1, dtype=IDX)
-    bounds = np.unique(np.searchsorted(cost, targets).astype(IDX))
-    bounds[0], bounds[-1] = 0, m
-    return bounds
-
-
-_NO_IDX = np.zeros(0, dtype=IDX)
-
-
-def _spmm(data, a: CSR, b2, out, cmap=_NO_IDX, wrows=_NO_IDX, mode=0):
-    """out[i] = sum_p data[p] * b2[lookup(indices[p])]; out fully overwritten."""
-    k = b2.shape[1]
-    bounds = _row_blocks(a.indptr, a.nnz * max(k, 1) + a.shape[0])
-    if k == 1 and mode == 0:
-        o1 = out.reshape(-1)
-        o1[:] = 0
-        b1 = b2.reshape(-1)
-        if bounds is None:
-            _mv_rows(0, a.shape[0], data, a.indices, a.indptr, b1, o1)
-        else:
-            _mv_par(bounds, data, a.indices, a.indptr, b1, o1)
-    elif bounds is None:
-        _mm_rows(0, a.shape[0], data, a.indices, a.indptr, b2, out, cmap, wrows, mode)
-    else:
-        _mm_par(bounds, data, a.indices, a.indptr, b2, out, cmap, wrows, mode)
-
-
-def dot_csr_dns(a: CSR, b: np.ndarray) -> np.ndarray:
-    """a @ b for dense 1-D/2-D b; csr columns may be unsorted/duplicated (summed)."""
-    m, n = a.shape
-    if b.shape[0] != n:
-        raise ShapeError(f"dot(csr, dense): inner dimensions differ, {a.shape} vs {b.shape}")
-    dt = _common(a.data.dtype, b.dtype)
-    bb = _as(_rows2(b, n), dt)
-    out = np.empty((m, bb.shape[1]), dtype=dt)
-    if bb.shape[1]:
-        _spmm(_as(a.data, dt), a, bb, out)
-    return out.reshape((m,) + b.shape[1:])
-
-
-@njit(cache=True)
-def _dot_csrT_scatter(data, indices, indptr, b, pos, out):
-    # out[pos[p]] += data[p] * b[row(p)]; serial because output rows collide
-    k = b.shape[1]
-    for i in range(len(indptr) - 1):
-        src = b[i]
-        for p in range(indptr[i], indptr[i + 1]):
-            v = data[p]
-            dst = out[pos[p]]
-            for j in range(k):
-                dst[j] += v * src[j]
-
-
-def _prep_T(a: CSR, b: np.ndarray, what):
-    m, n = a.shape
-    if b.shape[0] != m:
-        raise ShapeError(f"{what}: a.T @ b needs b.shape[0] == {m}, got {b.shape}")
-    dt = _common(a.data.dtype, b.dtype)
-    return dt, _as(a.data, dt), _as(_rows2(b, m), dt)
-
-
-def dot_csrT_dns(a: CSR, b: np.ndarray) -> np.ndarray:
-    """a.T @ b as dense; csr columns may be unsorted/duplicated."""
-    dt, data, bb = _prep_T(a, b, "dot(csr.T, dense)")
-    n = a.shape[1]
-    out = np.zeros((n, bb.shape[1]), dtype=dt)
-    if a.nnz and bb.shape[1]:
-        _dot_csrT_scatter(data, a.indices, a.indptr, bb, a.indices, out)
-    return out.reshape((n,) + b.shape[1:])
-
-
-def dot_csrT_dns_rsp(a: CSR, b: np.ndarray):
-    """a.T @ b as row_sparse; rows = sorted unique columns stored in a (structural, zeros kept)."""
-    dt, data, bb = _prep_T(a, b, "dot(csr.T, dense)")
-    n = a.shape[1]
-    uniq, pos = _unique_cols(a.indices[:a.nnz], n)
-    out = np.zeros((len(uniq), bb.shape[1]), dtype=dt)
-    if a.nnz and bb.shape[1]:
-        _dot_csrT_scatter(data, a.indices, a.indptr, bb, pos, out)
-    return RSP(out.reshape((len(uniq),) + b.shape[1:]), uniq, (n,) + b.shape[1:])
-
-
-def dot_csr_rsp(a: CSR, w) -> np.ndarray:
-    """a @ w as dense; w canonical row_sparse (missing rows are zero); a any column order."""
-    m, n = a.shape
-    if w.shape[0] != n:
-        raise ShapeError(f"dot(csr, row_sparse): inner dimensions differ, {a.shape} vs {w.shape}")
-    tail = tuple(w.shape[1:])
-    nnr = len(w.indices)
-    if nnr == n:  # every row present: sorted unique ids are exactly 0..n-1
-        return dot_csr_dns(a, w.data)
-    dt = _common(a.data.dtype, w.data.dtype)
-    wd = _as(_rows2(w.data, nnr), dt)
-    out = np.empty((m, wd.shape[1]), dtype=dt)
-    if nnr == 0 or a.nnz == 0 or wd.shape[1] == 0:
-        out[:] = 0
-    elif n <= _MAP_FACTOR * a.nnz + 1024:
-        cmap = np.full(n, -1, dtype=IDX)
-        cmap[w.indices] = np.arange(nnr, dtype=IDX)
-        _spmm(_as(a.data, dt), a, wd, out, cmap=cmap, mode=1)
-    else:
-        _spmm(_as(a.data, dt), a, wd, out, wrows=_as(w.indices, IDX), mode=2)
-    return out.reshape((m,) + tail)
-
-
-def dot_csrT_rsp_rsp(a: CSR, w):
-    """a.T @ w as row_sparse; w canonical; out rows = sorted unique cols of a's rows in w."""
-    m, n = a.shape
-    if w.shape[0] != m:
-        raise ShapeError(f"dot(csr.T, row_sparse): a.T @ w needs w.shape[0] == {m}, got {w.shape}")
-    tail = tuple(w.shape[1:])
-    dt = _common(a.data.dtype, w.data.dtype)
-    nnr = len(w.indices)
-    wd = _as(_rows2(w.data, nnr), dt)
-    sub = take_rows_csr(a, w.indices)  # row q of sub pairs with row q of w.data
-    if sub.nnz == 0:
-        return RSP(np.zeros((0,) + tail, dt), np.zeros(0, IDX), (n,) + tail)
-    uniq, pos = _unique_cols(sub.indices, n)
-    out = np.zeros((len(uniq), wd.shape[1]), dtype=dt)
-    _dot_csrT_scatter(_as(sub.data, dt), sub.indices, sub.indptr, wd, pos, out)
-    return RSP(out.reshape((len(uniq),) + tail), uniq, (n,) + tail)
-
-
-@njit(parallel=True, cache=True)
-def _dot_dns_csr(x, data, indices, indptr, out):
-    # out[r] = x[r] @ a: each output row is independent
-    for r in prange(x.shape[0]):
-        row = out[r]
-        row[:] = 0
-        xr = x[r]
-        for i in range(len(indptr) - 1):
-            xv = xr[i]
-            if xv != 0:
-                for p in range(indptr[i], indptr[i + 1]):
-                    row[indices[p]] += xv * data[p]
-
-
-def _prep_dns_csr(x, a, what):
-    m, n = a.shape
-    if x.shape[-1] != m:
-        raise ShapeError(f"{what}: inner dimensions differ, {x.shape} vs {a.shape}")
-    dt = _common(x.dtype, a.data.dtype)
-    return dt, _as(_cols2(x, m), dt), _as(a.data, dt)
-
-
-def dot_dns_csr(x: np.ndarray, a: CSR) -> np.ndarray:
-    """x @ a as dense (x 1-D or N-D, contracted on its last axis); csr any column order."""
-    dt, xx, data = _prep_dns_csr(x, a, "dot(dense, csr)")
-    out = np.empty((xx.shape[0], a.shape[1]), dtype=dt)
-    _dot_dns_csr(xx, data, a.indices, a.indptr, out)
-    return out.reshape(x.shape[:-1] + (a.shape[1],))
-
-
-def dot_dns_csr_csr(x: np.ndarray, a: CSR) -> CSR:
-    """x @ a (x 2-D) as csr; each row stores every column present in a, sorted (MXNet CPU)."""
-    if x.ndim != 2:
-        raise ShapeError(f"dot(dense, csr) -> csr needs a 2-D lhs, got shape {x.shape}")
-    dt, xx, data = _prep_dns_csr(x, a, "dot(dense, csr)")
-    p = xx.shape[0]
-    uniq, pos = _unique_cols(a.indices[:a.nnz], a.shape[1])
-    nnc = len(uniq)
-    out = np.empty((p, nnc), dtype=dt)
-    _dot_dns_csr(xx, data[:a.nnz], pos, a.indptr, out)
-    indptr = np.arange(p + 1, dtype=IDX) * nnc
-    return CSR(out.reshape(-1), np.tile(uniq, p), indptr, (p, a.shape[1]))
-
-
-@njit(parallel=True, cache=True)
-def _dot_dns_csrT(x, data, indices, indptr, outT):
-    # outT[i, r] = sum_p a[i, c_p] * x[r, c_p]
-    nr = x.shape[0]
-    for i in prange(len(indptr) - 1):
-        row = outT[i]
-        row[:] = 0
-        for p in range(indptr[i], indptr[i + 1]):
-            v = data[p]
-            c = indices[p]
-            for r in range(nr):
-                row[r] += v * x[r, c]
-
-
-def dot_dns_csrT(x: np.ndarray, a: CSR) -> np.ndarray:
-    """x @ a.T as dense (x 1-D or N-D, contracted on its last axis); csr any column order."""
-    m, n = a.shape
-    if x.shape[-1] != n:
-        raise ShapeError(f"dot(dense, csr.T): inner dimensions differ, {x.shape} vs {a.shape}.T")
-    if x.ndim == 1:
-        return dot_csr_dns(a, x)
-    dt = _common(x.dtype, a.data.dtype)
-    xx = _as(_cols2(x, n), dt)
-    outT = np.empty((m, xx.shape[0]), dtype=dt)
-    _dot_dns_csrT(xx, _as(a.data, dt), a.indices, a.indptr, outT)
-    return np.ascontiguousarray(outT.T).reshape(x.shape[:-1] + (m,))
 
 
 # ----------------------------------------------------------------------------- slicing
@@ -682,6 +425,7 @@ broadcast_div = broadcast_div_csr_vec
 broadcast_mul = broadcast_mul_csr_vec
 
 
+@f16_safe
 def add_csr_dns(a: CSR, d: np.ndarray) -> np.ndarray:
     """a + d as a new dense array; csr any column order (duplicates summed)."""
     _check_same(a, d, "add(csr, dense)")
@@ -752,3 +496,15 @@ def getnnz(a: CSR, axis=None) -> np.ndarray:
     if axis == 0:
         return np.bincount(a.indices[:a.nnz], minlength=a.shape[1]).astype(IDX, copy=False)
     return np.diff(a.indptr).astype(IDX, copy=False)
+
+
+from .csr_dot import (  # noqa: E402,F401
+    dot_csr_dns,
+    dot_csr_rsp,
+    dot_csrT_dns,
+    dot_csrT_dns_rsp,
+    dot_csrT_rsp_rsp,
+    dot_dns_csr,
+    dot_dns_csr_csr,
+    dot_dns_csrT,
+)

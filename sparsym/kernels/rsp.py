@@ -12,6 +12,7 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import IDX, RSP
+from ._f16 import f16_safe
 
 
 def _common(*dtypes):
@@ -125,6 +126,7 @@ def _row_any(x, out):
                 break
 
 
+@f16_safe
 def dense_to_rsp(x: np.ndarray) -> RSP:
     """Keep rows of x (ndim >= 1) with any non-zero; output canonical, data copied."""
     x = np.asarray(x)
@@ -272,6 +274,7 @@ def _scatter_add(inv, g, out):
             dst[j] += src[j]
 
 
+@f16_safe
 def embedding_grad_rsp(idx, ograd, num_rows) -> RSP:
     """Embedding weight grad: ograd (idx.shape + (D,)) rows summed per index; canonical output."""
     idx = np.asarray(idx)

@@ -1,0 +1,53 @@
+"""float16 support for Numba kernels: Numba has no half-precision arithmetic, so kernels
+decorated with :func:`f16_safe` run float16 operands in float32 and cast the results back."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..storage import CSR, RSP
+
+_F16 = np.dtype(np.float16)
+_F32 = np.dtype(np.float32)
+
+
+def _dtype_of(x):
+    if isinstance(x, np.ndarray):
+        return x.dtype
+    if isinstance(x, (CSR, RSP)):
+        return x.data.dtype
+    return None
+
+
+def _up(x):
+    if isinstance(x, np.ndarray) and x.dtype == _F16:
+        return x.astype(_F32)
+    if isinstance(x, CSR) and x.data.dtype == _F16:
+        return CSR(x.data.astype(_F32), x.indices, x.indptr, x.shape)
+    if isinstance(x, RSP) and x.data.dtype == _F16:
+        return RSP(x.data.astype(_F32), x.indices, x.shape)
+    return x
+
+
+def _down(x):
+    if isinstance(x, np.ndarray) and x.dtype == _F32:
+        return x.astype(_F16)
+    if isinstance(x, CSR) and x.data.dtype == _F32:
+        return CSR(x.data.astype(_F16), x.indices, x.indptr, x.shape)
+    if isinstance(x, RSP) and x.data.dtype == _F32:
+        return RSP(x.data.astype(_F16), x.indices, x.shape)
+    if isinstance(x, tuple):
+        return tuple(_down(v) for v in x)
+    return x
+
+
+def f16_safe(fn):
+    """Run ``fn`` in float32 when its array operands' common dtype is float16."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        dts = [d for d in map(_dtype_of, args) if d is not None and d.kind == "f"]
+        if not dts or _F16 not in dts or np.result_type(*dts) != _F16:
+            return fn(*args, **kwargs)
+        return _down(fn(*[_up(a) for a in args], **kwargs))
+    return wrapper

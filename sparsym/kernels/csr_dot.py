@@ -1,0 +1,389 @@
+"""Sparse matrix products over :class:`sparsym.storage.CSR` (re-exported by ``kernels.csr``).
+
+Storage contracts (every function is pure: new outputs, inputs untouched):
+
+- csr operands may have unsorted or duplicated columns within a row (duplicates are summed);
+- row_sparse operands are canonical (sorted unique row indices);
+- dense operands are any C-contiguous-able ndarray; results are new arrays.
+
+Hot loops index with unsigned integers: Numba then drops the negative-index wraparound
+check, which doubles the speed of these gather-bound loops. Work is split into
+nnz-balanced row blocks and run in parallel above ``csr._PAR_MIN_WORK`` multiply-adds.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from ..base import ShapeError
+from ..storage import CSR, IDX, RSP
+from ._f16 import f16_safe
+
+
+def _csr_mod():
+    """kernels.csr, whose _PAR_MIN_WORK / _MAP_FACTOR thresholds (tests patch them) apply here."""
+    from . import csr
+    return csr
+
+
+def _common(*dtypes):
+    return np.result_type(*dtypes)
+
+
+def _as(x, dt):
+    return np.ascontiguousarray(x, dtype=dt)
+
+
+def _rows2(x, lead):
+    """View x as (lead, rest) even when sizes are 0."""
+    return x.reshape(lead, int(np.prod(x.shape[1:], dtype=np.int64)))
+
+
+def _cols2(x, last):
+    """View x as (rest, last), contracting on the last axis."""
+    return x.reshape(int(np.prod(x.shape[:-1], dtype=np.int64)), last)
+
+
+def _blocks(ptr, work):
+    """Boundaries splitting segments of ``ptr`` into cost-balanced blocks, or None (serial)."""
+    m = len(ptr) - 1
+    nt = numba.get_num_threads()
+    if nt < 2 or m < 2 or work < _csr_mod()._PAR_MIN_WORK:
+        return None
+    nb = min(m, 4 * nt)
+    total = int(ptr[-1])
+    cost = ptr + np.arange(m + 1, dtype=IDX)  # empty segments still cost a little
+    bounds = np.unique(np.searchsorted(cost, np.linspace(0, total + m, nb + 1)).astype(IDX))
+    bounds[0], bounds[-1] = 0, m
+    return bounds
+
+
+# ----------------------------------------------------------------------------- csr . dense
+@njit(cache=True)
+def _mv(lo, hi, data, indices, indptr, b, out):
+    # out zero-initialised; k == 1
+    for i in range(lo, hi):
+        acc = out[i]
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            acc += data[p] * b[np.uint64(indices[p])]
+        out[i] = acc
+
+
+@njit(cache=True)
+def _mm(lo, hi, data, indices, indptr, b, out):
+    # out zero-initialised
+    k = np.uint64(b.shape[1])
+    for i in range(lo, hi):
+        ui = np.uint64(i)
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            c = np.uint64(indices[p])
+            v = data[p]
+            for j in range(k):
+                out[ui, j] += v * b[c, j]
+
+
+@njit(cache=True)
+def _mm_map(lo, hi, data, indices, indptr, b, out, cmap):
+    # row_sparse rhs: b row = cmap[column], -1 when the row is absent
+    k = np.uint64(b.shape[1])
+    for i in range(lo, hi):
+        ui = np.uint64(i)
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            c = cmap[np.uint64(indices[p])]
+            if c >= 0:
+                uc = np.uint64(c)
+                v = data[p]
+                for j in range(k):
+                    out[ui, j] += v * b[uc, j]
+
+
+@njit(cache=True)
+def _mm_search(lo, hi, data, indices, indptr, b, out, keys):
+    # row_sparse rhs with huge n: binary search the column among the stored row ids
+    k = np.uint64(b.shape[1])
+    nk = keys.shape[0]
+    for i in range(lo, hi):
+        ui = np.uint64(i)
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            x = indices[p]
+            a = 0
+            z = nk
+            while a < z:
+                mid = (a + z) >> 1
+                if keys[mid] < x:
+                    a = mid + 1
+                else:
+                    z = mid
+            if a < nk and keys[a] == x:
+                uc = np.uint64(a)
+                v = data[p]
+                for j in range(k):
+                    out[ui, j] += v * b[uc, j]
+
+
+@njit(parallel=True, cache=True)
+def _mv_par(bounds, data, indices, indptr, b, out):
+    for t in prange(len(bounds) - 1):
+        _mv(bounds[t], bounds[t + 1], data, indices, indptr, b, out)
+
+
+@njit(parallel=True, cache=True)
+def _mm_par(bounds, data, indices, indptr, b, out):
+    for t in prange(len(bounds) - 1):
+        _mm(bounds[t], bounds[t + 1], data, indices, indptr, b, out)
+
+
+@njit(parallel=True, cache=True)
+def _mm_map_par(bounds, data, indices, indptr, b, out, cmap):
+    for t in prange(len(bounds) - 1):
+        _mm_map(bounds[t], bounds[t + 1], data, indices, indptr, b, out, cmap)
+
+
+@njit(parallel=True, cache=True)
+def _mm_search_par(bounds, data, indices, indptr, b, out, keys):
+    for t in prange(len(bounds) - 1):
+        _mm_search(bounds[t], bounds[t + 1], data, indices, indptr, b, out, keys)
+
+
+def _spmm(data, a: CSR, b2, out, cmap=None, keys=None):
+    """out (zeros) += a @ b2 with b2 rows looked up directly, via cmap, or by search in keys."""
+    k = b2.shape[1]
+    m = a.shape[0]
+    bounds = _blocks(a.indptr, a.nnz * max(k, 1) + m)
+    ind, ptr = a.indices, a.indptr
+    if cmap is not None:
+        if bounds is None:
+            _mm_map(0, m, data, ind, ptr, b2, out, cmap)
+        else:
+            _mm_map_par(bounds, data, ind, ptr, b2, out, cmap)
+    elif keys is not None:
+        if bounds is None:
+            _mm_search(0, m, data, ind, ptr, b2, out, keys)
+        else:
+            _mm_search_par(bounds, data, ind, ptr, b2, out, keys)
+    elif k == 1:
+        o1, b1 = out.reshape(-1), b2.reshape(-1)
+        if bounds is None:
+            _mv(0, m, data, ind, ptr, b1, o1)
+        else:
+            _mv_par(bounds, data, ind, ptr, b1, o1)
+    elif bounds is None:
+        _mm(0, m, data, ind, ptr, b2, out)
+    else:
+        _mm_par(bounds, data, ind, ptr, b2, out)
+
+
+@f16_safe
+def dot_csr_dns(a: CSR, b: np.ndarray) -> np.ndarray:
+    """a @ b for dense 1-D/N-D b (contracted on its first axis); csr any column order."""
+    m, n = a.shape
+    if b.shape[0] != n:
+        raise ShapeError(f"dot(csr, dense): inner dimensions differ, {a.shape} vs {b.shape}")
+    dt = _common(a.data.dtype, b.dtype)
+    bb = _as(_rows2(b, n), dt)
+    out = np.zeros((m, bb.shape[1]), dtype=dt)
+    if bb.shape[1] and a.nnz:
+        _spmm(_as(a.data, dt), a, bb, out)
+    return out.reshape((m,) + b.shape[1:])
+
+
+@f16_safe
+def dot_csr_rsp(a: CSR, w: RSP) -> np.ndarray:
+    """a @ w as dense; w canonical row_sparse (missing rows are zero); a any column order."""
+    m, n = a.shape
+    if w.shape[0] != n:
+        raise ShapeError(f"dot(csr, row_sparse): inner dimensions differ, {a.shape} vs {w.shape}")
+    tail = tuple(w.shape[1:])
+    nnr = len(w.indices)
+    if nnr == n:  # every row present: sorted unique ids are exactly 0..n-1
+        return dot_csr_dns(a, w.data)
+    dt = _common(a.data.dtype, w.data.dtype)
+    wd = _as(_rows2(w.data, nnr), dt)
+    out = np.zeros((m, wd.shape[1]), dtype=dt)
+    if nnr and a.nnz and wd.shape[1]:
+        if n <= _csr_mod()._MAP_FACTOR * a.nnz + 1024:
+            cmap = np.full(n, -1, dtype=IDX)
+            cmap[w.indices] = np.arange(nnr, dtype=IDX)
+            _spmm(_as(a.data, dt), a, wd, out, cmap=cmap)
+        else:
+            _spmm(_as(a.data, dt), a, wd, out, keys=_as(w.indices, IDX))
+    return out.reshape((m,) + tail)
+
+
+# ----------------------------------------------------------------------------- csr.T . dense
+@njit(cache=True)
+def _fill_t(pos, indptr, colptr, rows_t, src_t):
+    # counting-sort fill (index only): transposed entry q = (row, source position)
+    cur = colptr[:-1].copy()
+    for i in range(len(indptr) - 1):
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            c = np.uint64(pos[p])
+            q = np.uint64(cur[c])
+            rows_t[q] = i
+            src_t[q] = p
+            cur[c] = q + np.uint64(1)
+
+
+@njit(cache=True)
+def _gather_t(lo, hi, colptr, rows_t, src_t, data, b, out):
+    # out[u] = sum over column u's entries of data * b[row]; out zero-initialised
+    k = np.uint64(b.shape[1])
+    for u in range(lo, hi):
+        uu = np.uint64(u)
+        for q in range(np.uint64(colptr[u]), np.uint64(colptr[u + 1])):
+            r = np.uint64(rows_t[q])
+            v = data[np.uint64(src_t[q])]
+            for j in range(k):
+                out[uu, j] += v * b[r, j]
+
+
+@njit(parallel=True, cache=True)
+def _gather_t_par(bounds, colptr, rows_t, src_t, data, b, out):
+    for t in prange(len(bounds) - 1):
+        _gather_t(bounds[t], bounds[t + 1], colptr, rows_t, src_t, data, b, out)
+
+
+def _transpose_compact(a: CSR):
+    """Stored columns of a (sorted unique) and a CSC of a over them: (uniq, colptr, rows, src)."""
+    from .csr import _unique_cols
+    nnz = a.nnz
+    uniq, pos = _unique_cols(a.indices[:nnz], a.shape[1])
+    colptr = np.zeros(len(uniq) + 1, dtype=IDX)
+    np.cumsum(np.bincount(pos, minlength=len(uniq)), out=colptr[1:])
+    rows_t = np.empty(nnz, dtype=IDX)
+    src_t = np.empty(nnz, dtype=IDX)
+    if nnz:
+        _fill_t(pos, a.indptr, colptr, rows_t, src_t)
+    return uniq, colptr, rows_t, src_t
+
+
+def _csrT_rows(a: CSR, data, bb):
+    """(uniq, a.T @ bb restricted to the stored columns uniq)."""
+    uniq, colptr, rows_t, src_t = _transpose_compact(a)
+    out = np.zeros((len(uniq), bb.shape[1]), dtype=bb.dtype)
+    if len(uniq) and bb.shape[1]:
+        bounds = _blocks(colptr, a.nnz * bb.shape[1] + len(uniq))
+        if bounds is None:
+            _gather_t(0, len(uniq), colptr, rows_t, src_t, data, bb, out)
+        else:
+            _gather_t_par(bounds, colptr, rows_t, src_t, data, bb, out)
+    return uniq, out
+
+
+def _prep_T(a: CSR, b: np.ndarray, what):
+    m = a.shape[0]
+    if b.shape[0] != m:
+        raise ShapeError(f"{what}: a.T @ b needs b.shape[0] == {m}, got {b.shape}")
+    dt = _common(a.data.dtype, b.dtype)
+    return dt, _as(a.data, dt), _as(_rows2(b, m), dt)
+
+
+@f16_safe
+def dot_csrT_dns_rsp(a: CSR, b: np.ndarray) -> RSP:
+    """a.T @ b as row_sparse; rows = sorted unique columns stored in a (structural zeros kept)."""
+    dt, data, bb = _prep_T(a, b, "dot(csr.T, dense)")
+    n = a.shape[1]
+    uniq, out = _csrT_rows(a, data, bb)
+    return RSP(out.reshape((len(uniq),) + b.shape[1:]), uniq, (n,) + b.shape[1:])
+
+
+@f16_safe
+def dot_csrT_dns(a: CSR, b: np.ndarray) -> np.ndarray:
+    """a.T @ b as dense; csr any column order."""
+    dt, data, bb = _prep_T(a, b, "dot(csr.T, dense)")
+    n = a.shape[1]
+    uniq, rows = _csrT_rows(a, data, bb)
+    out = np.zeros((n, bb.shape[1]), dtype=dt)
+    out[uniq] = rows
+    return out.reshape((n,) + b.shape[1:])
+
+
+@f16_safe
+def dot_csrT_rsp_rsp(a: CSR, w: RSP) -> RSP:
+    """a.T @ w as row_sparse; w canonical; rows = stored columns of a's rows present in w."""
+    from .csr import take_rows_csr
+    m, n = a.shape
+    if w.shape[0] != m:
+        raise ShapeError(f"dot(csr.T, row_sparse): a.T @ w needs w.shape[0] == {m}, got "
+                         f"{w.shape}")
+    tail = tuple(w.shape[1:])
+    dt = _common(a.data.dtype, w.data.dtype)
+    wd = _as(_rows2(w.data, len(w.indices)), dt)
+    sub = take_rows_csr(a, w.indices)  # row q of sub pairs with row q of w.data
+    uniq, out = _csrT_rows(sub, _as(sub.data, dt), wd)
+    return RSP(out.reshape((len(uniq),) + tail), uniq, (n,) + tail)
+
+
+# ----------------------------------------------------------------------------- dense . csr
+@njit(parallel=True, cache=True)
+def _dot_dns_csr(x, data, indices, indptr, out):
+    # out[r] = x[r] @ a: each output row is independent; out zero-initialised
+    for r in prange(x.shape[0]):
+        ur = np.uint64(r)
+        for i in range(len(indptr) - 1):
+            xv = x[ur, np.uint64(i)]
+            if xv != 0:
+                for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    out[ur, np.uint64(indices[p])] += xv * data[p]
+
+
+def _prep_dns_csr(x, a, what):
+    m = a.shape[0]
+    if x.shape[-1] != m:
+        raise ShapeError(f"{what}: inner dimensions differ, {x.shape} vs {a.shape}")
+    dt = _common(x.dtype, a.data.dtype)
+    return dt, _as(_cols2(x, m), dt), _as(a.data, dt)
+
+
+@f16_safe
+def dot_dns_csr(x: np.ndarray, a: CSR) -> np.ndarray:
+    """x @ a as dense (x 1-D or N-D, contracted on its last axis); csr any column order."""
+    dt, xx, data = _prep_dns_csr(x, a, "dot(dense, csr)")
+    out = np.zeros((xx.shape[0], a.shape[1]), dtype=dt)
+    _dot_dns_csr(xx, data, a.indices, a.indptr, out)
+    return out.reshape(x.shape[:-1] + (a.shape[1],))
+
+
+@f16_safe
+def dot_dns_csr_csr(x: np.ndarray, a: CSR) -> CSR:
+    """x @ a (x 2-D) as csr; each row stores every column present in a, sorted (MXNet CPU)."""
+    from .csr import _unique_cols
+    if x.ndim != 2:
+        raise ShapeError(f"dot(dense, csr) -> csr needs a 2-D lhs, got shape {x.shape}")
+    dt, xx, data = _prep_dns_csr(x, a, "dot(dense, csr)")
+    p = xx.shape[0]
+    uniq, pos = _unique_cols(a.indices[:a.nnz], a.shape[1])
+    nnc = len(uniq)
+    out = np.zeros((p, nnc), dtype=dt)
+    _dot_dns_csr(xx, data[:a.nnz], pos, a.indptr, out)
+    indptr = np.arange(p + 1, dtype=IDX) * nnc
+    return CSR(out.reshape(-1), np.tile(uniq, p), indptr, (p, a.shape[1]))
+
+
+@njit(parallel=True, cache=True)
+def _dot_dns_csrT(x, data, indices, indptr, outT):
+    # outT[i, r] = sum_p a[i, c_p] * x[r, c_p]; outT zero-initialised
+    nr = x.shape[0]
+    for i in prange(len(indptr) - 1):
+        ui = np.uint64(i)
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            v = data[p]
+            c = np.uint64(indices[p])
+            for r in range(nr):
+                outT[ui, r] += v * x[r, c]
+
+
+@f16_safe
+def dot_dns_csrT(x: np.ndarray, a: CSR) -> np.ndarray:
+    """x @ a.T as dense (x 1-D or N-D, contracted on its last axis); csr any column order."""
+    m, n = a.shape
+    if x.shape[-1] != n:
+        raise ShapeError(f"dot(dense, csr.T): inner dimensions differ, {x.shape} vs {a.shape}.T")
+    if x.ndim == 1:
+        return dot_csr_dns(a, x)
+    dt = _common(x.dtype, a.data.dtype)
+    xx = _as(_cols2(x, n), dt)
+    outT = np.zeros((m, xx.shape[0]), dtype=dt)
+    _dot_dns_csrT(xx, _as(a.data, dt), a.indices, a.indptr, outT)
+    return np.ascontiguousarray(outT.T).reshape(x.shape[:-1] + (m,))
