@@ -7,9 +7,11 @@ import time
 import numpy as np
 
 from .. import metric as metric_mod
+from .. import storage as st
 from ..base import MXNetError
 from ..callback import BatchEndParam, progress_bar_callback
 from ..initializer import Uniform
+from ..kernels import csr as kcsr
 from ..ndarray.ndarray import wrap
 
 __all__ = ["BaseModule"]
@@ -34,6 +36,18 @@ def _check_input_names(symbol, names, typename, throw):
         if throw:
             raise ValueError(msg)
         logging.getLogger("sparsym").warning(msg)
+
+
+def _drop_pad(raw, pad):
+    """Rows of a batch output without the ``pad`` padding rows at the end."""
+    if not pad:
+        return raw
+    n = raw.shape[0] - pad
+    if isinstance(raw, st.CSR):
+        return kcsr.slice_rows(raw, 0, n)
+    if isinstance(raw, st.RSP):
+        return st.cast_raw(st.todense(raw)[:n], "row_sparse")
+    return raw[:n]
 
 
 class BaseModule:
@@ -77,13 +91,13 @@ class BaseModule:
                                   locals=locals())
                 for cb in _as_list(batch_end_callback):
                     cb(p)
-            actual = nbatch
+            actual = nbatch + 1
         if score_end_callback:
             p = BatchEndParam(epoch=epoch, nbatch=actual, eval_metric=eval_metric,
                               locals=locals())
             for cb in _as_list(score_end_callback):
                 cb(p)
-        return eval_metric.get_name_value()
+        return eval_metric.get_global_name_value()
 
     def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):
         """Yield (outputs, nbatch, batch) with the padding removed."""
@@ -95,8 +109,7 @@ class BaseModule:
             self.prepare(batch, sparse_row_id_fn=sparse_row_id_fn)
             self.forward(batch, is_train=False)
             pad = batch.pad or 0
-            outputs = [wrap(o._raw[:o.shape[0] - pad] if hasattr(o._raw, "__getitem__")
-                            and pad else o._raw) for o in self.get_outputs()]
+            outputs = [wrap(_drop_pad(o._raw, pad), o.context) for o in self.get_outputs()]
             yield outputs, nbatch, batch
 
     def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
@@ -156,10 +169,12 @@ class BaseModule:
             eval_metric.reset()
             nbatch = 0
             data_iter = iter(train_data)
-            end_of_batch = False
             next_batch = next(data_iter, None)
-            if next_batch is None:
-                end_of_batch = True
+            end_of_batch = next_batch is None
+            eval_name_vals = eval_metric.get_global_name_value()
+            if not end_of_batch:
+                # MXNet skips this for the first batch; pulling its rows is what it needs
+                self.prepare(next_batch, sparse_row_id_fn=sparse_row_id_fn)
             if bar is not None:
                 bar.start(epoch)
             while not end_of_batch:
@@ -179,6 +194,9 @@ class BaseModule:
                     end_of_batch = True
                 if monitor is not None:
                     monitor.toc_print()
+                if end_of_batch:
+                    # before batch-end callbacks (Speedometer) may reset the local stats
+                    eval_name_vals = eval_metric.get_global_name_value()
                 if bar is not None:
                     bar.step(eval_metric)
                 if batch_end_callback is not None:
@@ -189,9 +207,10 @@ class BaseModule:
                 nbatch += 1
             if bar is not None:
                 bar.close()
-            for name, val in eval_metric.get_name_value():
+            for name, val in eval_name_vals:
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, val)
             self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
+            # sync aux params across devices
             arg_p, aux_p = self.get_params()
             self.set_params(arg_p, aux_p)
             if epoch_end_callback is not None:

@@ -84,28 +84,33 @@ class DataParallelExecutorGroup:
         self._default_execs = None
         self.data_shapes = self.label_shapes = None
         self.data_names = self.label_names = None
-        self.grad_req = self._grad_req_dict(grad_req)
+        self.grad_req = self._grad_req_dict(grad_req, [_desc(d).name for d in data_shapes])
         self.bind_exec(data_shapes, label_shapes, shared_group)
 
-    def _grad_req_dict(self, grad_req):
-        data_names = None
-        reqs = {}
+    def _grad_req_dict(self, grad_req, data_names):
+        """Per-argument grad_req as MXNet's executor group builds it: parameters get
+        ``grad_req`` (fixed ones 'null'), data inputs only with inputs_need_grad, labels and
+        states 'null'."""
+        if not self.for_training:
+            return {n: "null" for n in self.arg_names}
         if isinstance(grad_req, str):
+            reqs = {}
             for name in self.arg_names:
                 if name in self.param_names:
                     reqs[name] = "null" if name in self.fixed_param_names else grad_req
-                else:
+                elif name in data_names:
                     reqs[name] = grad_req if self.inputs_need_grad else "null"
-            reqs["__data_names__"] = data_names
-        elif isinstance(grad_req, (list, tuple)):
-            reqs = dict(zip(self.arg_names, grad_req))
-        elif isinstance(grad_req, dict):
-            reqs = {n: grad_req.get(n, "null") for n in self.arg_names}
-        else:
-            raise ValueError("grad_req must be one of str, list, tuple, or dict.")
-        if not self.for_training:
-            reqs = {n: "null" for n in self.arg_names}
-        return reqs
+                else:
+                    reqs[name] = "null"
+            return reqs
+        if isinstance(grad_req, (list, tuple)):
+            if len(grad_req) != len(self.arg_names):
+                raise ValueError(f"grad_req list has {len(grad_req)} entries for "
+                                 f"{len(self.arg_names)} arguments")
+            return dict(zip(self.arg_names, grad_req))
+        if isinstance(grad_req, dict):
+            return {n: grad_req.get(n, "null") for n in self.arg_names}
+        raise ValueError("grad_req must be one of str, list, tuple, or dict.")
 
     def decide_slices(self, data_shapes):
         bs = None
@@ -164,6 +169,7 @@ class DataParallelExecutorGroup:
         self.grad_arrays = ([[e.grad_dict.get(n) for e in self.execs] for n in self.param_names]
                             if self.for_training else [])
         self.aux_arrays = [[e.aux_dict[n] for e in self.execs] for n in self.aux_names]
+        self.state_arrays = [[e.arg_dict[n] for e in self.execs] for n in self.state_names]
         self.input_grad_arrays = ([[e.grad_dict.get(n) for e in self.execs]
                                    for n in self.data_names] if self.inputs_need_grad else [])
 
@@ -220,16 +226,33 @@ class DataParallelExecutorGroup:
         return outs
 
     def get_states(self, merge_multi_context=True):
-        return self.get_outputs(merge_multi_context) if not self.state_names else [
-            [e.arg_dict[n] for e in self.execs] for n in self.state_names]
+        """State arrays ([state][device]); merged along the batch axis when asked."""
+        if merge_multi_context:
+            return [_merge(s) for s in self.state_arrays]
+        return self.state_arrays
 
     def set_states(self, states=None, value=None):
-        for name in self.state_names:
-            for k, e in enumerate(self.execs):
-                if value is not None:
-                    e.arg_dict[name][:] = value
+        """Set states from arrays (merged, or one list per device) or fill with ``value``."""
+        if states is not None:
+            if value is not None:
+                raise MXNetError("Only one of states & value can be specified.")
+            if len(states) != len(self.state_arrays):
+                raise MXNetError(f"set_states: got {len(states)} states, the module has "
+                                 f"{len(self.state_arrays)} ({self.state_names})")
+            for src, dsts in zip(states, self.state_arrays):
+                if isinstance(src, (list, tuple)):
+                    for s_, d in zip(src, dsts):
+                        d._assign(s_._raw if isinstance(s_, NDArray) else np.asarray(s_))
                 else:
-                    e.arg_dict[name]._assign(states[self.state_names.index(name)][k])
+                    raw = src._raw if isinstance(src, NDArray) else np.asarray(src)
+                    for k, d in enumerate(dsts):
+                        d._assign(raw if len(dsts) == 1 else _slice_raw(raw, self.slices[k]))
+            return
+        if value is None:
+            raise MXNetError("set_states: give states or value")
+        for dsts in self.state_arrays:
+            for d in dsts:
+                d[:] = value
 
     def get_input_grads(self, merge_multi_context=True):
         if not self.inputs_need_grad:

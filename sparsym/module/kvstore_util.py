@@ -49,7 +49,22 @@ def _sum_grads(grads):
 
 def update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
                   param_names=None):
-    """Local update: one replica -> updater directly; several -> sum, update, broadcast."""
+    """Local update: one replica -> updater directly; several -> sum, update, broadcast.
+
+    With a kvstore (dist, update_on_kvstore off) gradients are first aggregated through it.
+    The updater index is ``i * num_device`` (MXNet's index of parameter i on device 0, which
+    is what the optimizer's idx2name maps).
+    """
+    if kvstore:
+        for i, (ws, gs) in enumerate(zip(param_arrays, grad_arrays)):
+            if gs[0] is None:
+                continue
+            name = param_names[i]
+            if gs[0].stype == "default" and ws[0].stype == "default":
+                kvstore.pushpull(name, gs, priority=-i)
+            else:
+                kvstore.push(name, gs, priority=-i)
+                kvstore.pull(name, gs, ignore_sparse=False, priority=-i)
     if num_device == 1:
         for i, (w, g) in enumerate(zip(param_arrays, grad_arrays)):
             if g[0] is None:
@@ -60,8 +75,8 @@ def update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
     for i, (ws, gs) in enumerate(zip(param_arrays, grad_arrays)):
         if gs[0] is None:
             continue
-        total = wrap(_sum_grads(gs), gs[0].context)
-        updater(i, total, ws[0])
+        total = gs[0] if kvstore else wrap(_sum_grads(gs), gs[0].context)
+        updater(i * num_device, total, ws[0])
         for w in ws[1:]:
             src = ws[0]._raw
             if isinstance(src, np.ndarray):

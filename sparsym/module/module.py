@@ -34,7 +34,8 @@ class Module(BaseModule):
     --------
     >>> import sparsym as mx
     >>> x = mx.sym.Variable('data')
-    >>> net = mx.sym.LinearRegressionOutput(mx.sym.dot(x, mx.sym.Variable('w')), name='lro')
+    >>> w = mx.sym.Variable('w', shape=(3, 1))
+    >>> net = mx.sym.LinearRegressionOutput(mx.sym.dot(x, w), name='lro')
     >>> mod = mx.mod.Module(net, label_names=['lro_label'])
     >>> mod.bind(data_shapes=[('data', (4, 3))], label_shapes=[('lro_label', (4, 1))])
     >>> mod.init_params(mx.init.Zero())
@@ -197,7 +198,14 @@ class Module(BaseModule):
         self.params_initialized = True
 
     def _sync_params_from_devices(self):
+        """Copy parameters from the executors; row_sparse ones from the kvstore, all rows."""
         self._exec_group.get_params(self._arg_params, self._aux_params)
+        if self._kvstore and self._update_on_kvstore:
+            import numpy as np
+            for name, val in sorted(self._arg_params.items()):
+                if val.stype == "row_sparse":
+                    ids = np.arange(val.shape[0], dtype=np.int64)
+                    self._kvstore.row_sparse_pull(name, val, row_ids=wrap(ids))
         self._params_dirty = False
 
     # ------------------------------------------------------------------ binding
@@ -293,7 +301,14 @@ class Module(BaseModule):
                               f" vs. {rescale_grad}). Is this intended?", stacklevel=2)
             if not optimizer.idx2name:
                 optimizer.idx2name = idx2name.copy()
-                optimizer.set_wd_mult({})
+                # an optimizer built without names/sym: apply the symbol's lr/wd
+                # multipliers and the name rule (wd_mult 0 unless *_weight / *_gamma),
+                # keeping multipliers the user set
+                user_lr, user_wd = dict(optimizer.lr_mult), dict(optimizer.wd_mult)
+                if not optimizer.sym_info:
+                    optimizer.sym_info = (self.symbol.attr_dict(), self.symbol.list_arguments())
+                optimizer.set_lr_mult(user_lr)
+                optimizer.set_wd_mult(user_wd)
         self._optimizer = optimizer
         self._kvstore = kv
         self._update_on_kvstore = update_on_kvstore
@@ -367,9 +382,15 @@ class Module(BaseModule):
         return self._exec_group.get_input_grads(merge_multi_context=merge_multi_context)
 
     def get_states(self, merge_multi_context=True):
+        """Values of the ``state_names`` inputs (merged over devices by default)."""
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("call bind and init_params before get_states")
         return self._exec_group.get_states(merge_multi_context=merge_multi_context)
 
     def set_states(self, states=None, value=None):
+        """Set the ``state_names`` inputs from ``states`` or fill them with ``value``."""
+        if not (self.binded and self.params_initialized):
+            raise MXNetError("call bind and init_params before set_states")
         self._exec_group.set_states(states, value)
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
@@ -400,20 +421,27 @@ class Module(BaseModule):
     def prepare(self, data_batch, sparse_row_id_fn=None):
         """Pull the row_sparse parameter rows a batch needs from the kvstore.
 
-        ``sparse_row_id_fn(batch) -> {param_name: row_ids}``.
+        ``sparse_row_id_fn(batch) -> {param_name: row_ids}``. Without a kvstore that
+        holds the parameters (single device, or local updates) every row is already in
+        place and this warns (MXNet's UserWarning).
         """
+        if not self.binded:
+            raise MXNetError("call bind before prepare")
         if sparse_row_id_fn is None:
             return
-        if not self._kvstore:
-            logging.getLogger("sparsym").warning(
-                "Parameters are not updated in the KVStore. No need to call sparse_row_id_fn.")
+        if not self._kvstore or not self._update_on_kvstore:
+            warnings.warn(UserWarning("Parameters are not updated in the KVStore. No need to "
+                                      "call sparse_row_id_fn."), stacklevel=2)
             return
         row_ids = sparse_row_id_fn(data_batch)
         if not isinstance(row_ids, dict):
-            raise TypeError("sparse_row_id_fn must return a dict of param name -> row ids")
+            raise TypeError("Expected dict output from sparse_row_id_fn")
+        g = self._exec_group
         for name, rid in row_ids.items():
-            idx = self._param_names.index(name)
-            arrays = self._exec_group.param_arrays[idx]
-            self._kvstore.row_sparse_pull(name, arrays, priority=-idx,
-                                          row_ids=[rid] * len(arrays))
-
+            idx = g.param_names.index(name)
+            arrays = g.param_arrays[idx]
+            if arrays[0].stype != "row_sparse":
+                self.logger.warning("%s.stype is not 'row_sparse'. No need to perform "
+                                    "row_sparse_pull.", name)
+                continue
+            self._kvstore.row_sparse_pull(name, arrays, priority=-idx, row_ids=rid)

@@ -263,6 +263,7 @@ class Nadam(Optimizer):
         self.beta1, self.beta2, self.epsilon = beta1, beta2, epsilon
         self.schedule_decay = schedule_decay
         self.m_schedule = 1.0
+        self._progress_attrs = ("m_schedule",)
         self.lazy_update = lazy_update
 
     def create_state(self, index, weight):

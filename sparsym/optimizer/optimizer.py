@@ -406,7 +406,11 @@ class Updater:
     def get_states(self, dump_optimizer=False):
         """Serialize states (and optionally optimizer scalars) without pickle."""
         from .states import dumps_states
-        return dumps_states(self.states, self.optimizer if dump_optimizer else None)
+        if dump_optimizer:
+            return dumps_states(self.states, self.optimizer)
+        # update counts are kept even without the optimizer: a resumed run continues the
+        # same bias corrections and schedules (MXNet restarts them)
+        return dumps_states(self.states, progress=self.optimizer)
 
 
 def get_updater(optimizer):

@@ -43,14 +43,22 @@ def _pairs(d):
     return [[k, v] for k, v in d.items() if isinstance(k, (int, str)) and isinstance(v, _SCALARS)]
 
 
-def _optimizer_header(opt):
-    """The optimizer's scalar settings, multipliers, update counts and scheduler scalars."""
-    head = {"class": type(opt).__name__,
-            "attrs": {k: v for k, v in opt.__dict__.items() if isinstance(v, _SCALARS)},
-            "lr_mult": _pairs(getattr(opt, "lr_mult", {})),
-            "wd_mult": _pairs(getattr(opt, "wd_mult", {})),
+def _progress_header(opt):
+    """Update counts (and schedule values such as Nadam's m_schedule): what a resumed run
+    needs to continue the same trajectory (bias corrections, schedulers)."""
+    return {"class": type(opt).__name__,
+            "num_update": getattr(opt, "num_update", 0),
+            "progress": {k: getattr(opt, k) for k in getattr(opt, "_progress_attrs", ())},
             "counts": [[dev, _pairs(c)] for dev, c in
                        getattr(opt, "_all_index_update_counts", {}).items()]}
+
+
+def _optimizer_header(opt):
+    """The optimizer's scalar settings, multipliers, update counts and scheduler scalars."""
+    head = _progress_header(opt)
+    head.update({"attrs": {k: v for k, v in opt.__dict__.items() if isinstance(v, _SCALARS)},
+                 "lr_mult": _pairs(getattr(opt, "lr_mult", {})),
+                 "wd_mult": _pairs(getattr(opt, "wd_mult", {}))})
     sched = getattr(opt, "lr_scheduler", None)
     if sched is not None:
         head["lr_scheduler"] = {k: v for k, v in sched.__dict__.items()
@@ -65,6 +73,9 @@ def restore_optimizer(opt, head):
         raise FormatError(f"optimizer states: saved for {head['class']}, loading into "
                           f"{type(opt).__name__}")
     opt.__dict__.update(head.get("attrs", {}))
+    opt.__dict__.update(head.get("progress", {}))
+    if "num_update" in head:
+        opt.num_update = head["num_update"]
     if "lr_mult" in head:
         opt.lr_mult = {k: v for k, v in head["lr_mult"]}
         opt.wd_mult = {k: v for k, v in head["wd_mult"]}
@@ -76,13 +87,16 @@ def restore_optimizer(opt, head):
         opt.lr_scheduler.__dict__.update(head["lr_scheduler"])
 
 
-def dumps_states(states: dict, optimizer=None) -> bytes:
-    """Serialize ``{index: state}`` (and the optimizer's scalar settings) to bytes."""
+def dumps_states(states: dict, optimizer=None, progress=None) -> bytes:
+    """Serialize ``{index: state}`` to bytes, with ``optimizer``'s settings (everything
+    scalar, multipliers, counts) or only ``progress``'s update counts."""
     from ..ndarray.serialization import dumps_raw
     arrays: dict = {}
     header = {"states": [[k, _encode(v, arrays)] for k, v in states.items()]}
     if optimizer is not None:
         header["optimizer"] = _optimizer_header(optimizer)
+    elif progress is not None:
+        header["optimizer"] = _progress_header(progress)
     head = json.dumps(header).encode()
     return _MAGIC + struct.pack("<Q", len(head)) + head + dumps_raw(arrays)
 
