@@ -29,6 +29,7 @@ from . import module as mod  # noqa: F401
 from . import callback  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import model  # noqa: F401
+from . import monitor  # noqa: F401
 
 attribute = name  # MXNet exposes AttrScope as mx.attribute.AttrScope
 __version__ = "0.1.0"
