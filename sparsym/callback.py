@@ -114,25 +114,35 @@ class LogValidationMetricsCallback:
 
 
 class TqdmProgressBar:
-    """fit's per-epoch tqdm bar showing the running metric."""
+    """fit's per-epoch tqdm bar: batches done (of the epoch's total when the iterator knows
+    it) and the running training metric; each epoch leaves one line."""
 
     def __init__(self):
         self._bar = None
+        self._metric = None
 
-    def start(self, epoch):
+    def start(self, epoch, total=None):
         from tqdm import tqdm
-        self._bar = tqdm(desc=f"epoch {epoch}", unit="batch", leave=False, file=sys.stderr)
+        self._bar = tqdm(desc=f"epoch {epoch}", total=total, unit="batch", leave=True,
+                         file=sys.stderr, dynamic_ncols=True)
 
     def step(self, metric):
         if self._bar is not None:
             self._bar.update(1)
+            self._metric = metric
             if self._bar.n % 20 == 0:
-                self._bar.set_postfix(dict(metric.get_name_value()), refresh=False)
+                self._bar.set_postfix(_postfix(metric), refresh=False)
 
     def close(self):
         if self._bar is not None:
+            if self._metric is not None:
+                self._bar.set_postfix(_postfix(self._metric), refresh=True)
             self._bar.close()
             self._bar = None
+
+
+def _postfix(metric):
+    return {k: f"{v:.4f}" for k, v in metric.get_global_name_value()}
 
 
 def progress_bar_callback(progress_bar):

@@ -50,6 +50,15 @@ def _drop_pad(raw, pad):
     return raw[:n]
 
 
+def _num_batches(it):
+    """Batches per epoch when an iterator knows it (NDArrayIter), else None."""
+    n, bs = getattr(it, "num_data", None), getattr(it, "batch_size", None)
+    mode = getattr(it, "last_batch_handle", None)
+    if not n or not bs or mode not in ("pad", "discard"):
+        return None
+    return -(-n // bs) if mode == "pad" else n // bs
+
+
 class BaseModule:
     """The high-level training and inference loops over an abstract module."""
 
@@ -176,7 +185,7 @@ class BaseModule:
                 # MXNet skips this for the first batch; pulling its rows is what it needs
                 self.prepare(next_batch, sparse_row_id_fn=sparse_row_id_fn)
             if bar is not None:
-                bar.start(epoch)
+                bar.start(epoch, _num_batches(train_data))
             while not end_of_batch:
                 batch = next_batch
                 if monitor is not None:

@@ -23,7 +23,7 @@ class SequentialModule(BaseModule):
     --------
     >>> import sparsym as mx
     >>> seq = mx.mod.SequentialModule()
-    >>> net1 = mx.sym.Variable('data') * 2
+    >>> net1 = mx.sym.relu(mx.sym.Variable('data'))
     >>> net2 = mx.sym.LinearRegressionOutput(mx.sym.Variable('x'), name='lro')
     >>> _ = seq.add(mx.mod.Module(net1, label_names=None))
     >>> _ = seq.add(mx.mod.Module(net2, data_names=['x'], label_names=['lro_label']),
