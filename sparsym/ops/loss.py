@@ -76,8 +76,9 @@ def _softmax_bwd(a, xs):
         scale /= shape[0]
     elif a.normalization == "valid":
         scale /= max(int(valid.sum()), 1)
-    if a.multi_output and a.normalization == "null":
-        pass
+    if a.multi_output and a.normalization != "valid":
+        # MXNet (checked against 1.9.1): multi_output also divides by the spatial size
+        scale /= max(int(np.prod(lshape[1:], dtype=np.int64)), 1)
     grad *= scale
     if a.out_grad and len(xs) > 2:
         grad *= xs[2].reshape(grad.shape)

@@ -30,7 +30,7 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
                 rules.raise_conflict(c, node.name, node.op.name, node.op.input_names(node.params),
                                      node.op.out_names(node.params))
             for e, v in zip(ie, ins):
-                if v is not None and v != values[e]:
+                if v is not None and (values[e] is None or v != values[e]):
                     try:
                         values[e] = merge(values[e], v)
                     except ValueError:
@@ -41,7 +41,7 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
                 if v is not None:
                     values[e] = v if values[e] is None else merge(values[e], v)
         for a, b in ties:
-            if values[a] != values[b]:
+            if values[a] is None or values[b] is None or values[a] != values[b]:
                 v = merge(values[a], values[b])
                 values[a] = values[b] = v
         before, unknown = unknown, count()

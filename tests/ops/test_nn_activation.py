@@ -1,0 +1,153 @@
+"""Activation, LeakyReLU, softmax family and Dropout: forward vs NumPy and gradients."""
+import math
+
+import numpy as np
+import pytest
+
+import sparsym as mx
+from sparsym.base import ParamError
+from sparsym.test_utils import (assert_almost_equal, check_numeric_gradient,
+                                check_symbolic_backward, check_symbolic_forward)
+
+rng = np.random.RandomState(5)
+X = rng.randn(3, 4)
+X[np.abs(X) < 0.05] = 0.3          # keep clear of kinks for numeric differences
+
+
+def _sig(x):
+    return 1 / (1 + np.exp(-x))
+
+
+ACTS = {
+    "relu": lambda x: np.maximum(x, 0),
+    "sigmoid": _sig,
+    "tanh": np.tanh,
+    "softrelu": lambda x: np.log1p(np.exp(x)),
+    "softsign": lambda x: x / (1 + np.abs(x)),
+}
+
+
+@pytest.mark.parametrize("act", sorted(ACTS))
+def test_activation(act):
+    s = mx.sym.Activation(mx.sym.var("x"), act_type=act)
+    check_symbolic_forward(s, {"x": X}, [ACTS[act](X)], rtol=1e-4, atol=1e-6)
+    check_numeric_gradient(s, {"x": X}, rtol=1e-5, atol=1e-7)
+
+
+def test_activation_bad_type():
+    with pytest.raises(ParamError, match="act_type"):
+        mx.sym.Activation(mx.sym.var("x"), act_type="swish")
+    with pytest.raises(ParamError, match="required"):
+        mx.sym.Activation(mx.sym.var("x"))
+
+
+_erf = np.vectorize(math.erf)
+SELU_A, SELU_L = 1.6732632423543772, 1.0507009873554805
+LRELU = {
+    "leaky": lambda x: np.where(x > 0, x, 0.2 * x),
+    "elu": lambda x: np.where(x > 0, x, 0.2 * np.expm1(x)),
+    "selu": lambda x: SELU_L * np.where(x > 0, x, SELU_A * np.expm1(x)),
+    "gelu": lambda x: 0.5 * x * (1 + _erf(x / np.sqrt(2))),
+}
+
+
+@pytest.mark.parametrize("act", sorted(LRELU))
+def test_leaky_relu(act):
+    s = mx.sym.LeakyReLU(mx.sym.var("x"), act_type=act, slope=0.2)
+    check_symbolic_forward(s, {"x": X}, [LRELU[act](X)], rtol=1e-4, atol=1e-6)
+    check_numeric_gradient(s, {"x": X}, rtol=1e-5, atol=1e-7)
+
+
+def test_prelu_gamma_shape_and_gradient():
+    x = rng.randn(2, 3, 2)
+    x[np.abs(x) < 0.05] = 0.5
+    s = mx.sym.LeakyReLU(mx.sym.var("x"), act_type="prelu", name="p")
+    assert s.list_arguments() == ["x", "p_gamma"]
+    assert s.infer_shape(x=(2, 3, 2))[0][1] == (3,)
+    g = np.array([0.1, 0.5, 2.0])
+    want = np.where(x > 0, x, g.reshape(1, 3, 1) * x)
+    check_symbolic_forward(s, {"x": x, "p_gamma": g}, [want])
+    check_numeric_gradient(s, {"x": x, "p_gamma": g}, rtol=1e-5, atol=1e-7)
+    assert mx.sym.LeakyReLU(mx.sym.var("x")).list_arguments() == ["x"]
+
+
+def test_rrelu_train_and_inference():
+    s = mx.sym.LeakyReLU(mx.sym.var("x"), act_type="rrelu", lower_bound=0.1, upper_bound=0.3)
+    check_symbolic_forward(s, {"x": X}, [np.where(X > 0, X, 0.2 * X)])
+    exe = s.simple_bind(mx.cpu(), x=X.shape)
+    exe.arg_dict["x"][:] = X
+    y = exe.forward(is_train=True)[0].asnumpy()
+    slope = y[X < 0] / X[X < 0]
+    assert np.all((slope >= 0.1 - 1e-6) & (slope <= 0.3 + 1e-6)) and slope.std() > 0
+    exe.backward(mx.nd.ones(X.shape))
+    g = exe.grad_dict["x"].asnumpy()
+    assert_almost_equal(g[X < 0], slope, rtol=1e-4)
+    assert_almost_equal(g[X > 0], np.ones((X > 0).sum()))
+
+
+def _np_softmax(x, axis, t=1.0):
+    z = x / t
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+@pytest.mark.parametrize("temperature", [None, 2.5])
+def test_softmax_family(axis, temperature):
+    x = rng.randn(2, 3, 4)
+    t = 1.0 if temperature is None else temperature
+    p = _np_softmax(x, axis, t)
+    for op, want in (("softmax", p), ("log_softmax", np.log(p)),
+                     ("softmin", _np_softmax(-x, axis, t))):
+        s = getattr(mx.sym, op)(mx.sym.var("x"), axis=axis, temperature=temperature)
+        check_symbolic_forward(s, {"x": x}, [want], rtol=1e-4, atol=1e-6)
+        check_numeric_gradient(s, {"x": x}, rtol=1e-5, atol=1e-7)
+
+
+def test_softmax_use_length_and_dtype():
+    x = rng.randn(2, 4)
+    length = np.array([2, 4])
+    s = mx.sym.softmax(mx.sym.var("x"), mx.sym.var("length"), use_length=True)
+    want = np.zeros_like(x)
+    want[0, :2] = _np_softmax(x[0, :2], 0)
+    want[1] = _np_softmax(x[1], 0)
+    check_symbolic_forward(s, {"x": x, "length": length}, [want], rtol=1e-4, atol=1e-6)
+    check_numeric_gradient(s, {"x": x, "length": length}, grad_nodes=["x"], rtol=1e-5,
+                           atol=1e-7)
+    y = mx.nd.softmax(mx.nd.array(x), dtype="float64")
+    assert y.dtype == np.float64
+    with pytest.raises(ParamError):
+        mx.sym.softmax(mx.sym.var("x"), temperature=0.0)
+
+
+def test_dropout_train_inference_and_always():
+    x = np.ones((200, 50))
+    s = mx.sym.Dropout(mx.sym.var("x"), p=0.3)
+    assert s.list_outputs() == [s.name + "_output"]
+    check_symbolic_forward(s, {"x": x}, [x])           # inference: identity
+    check_numeric_gradient(s, {"x": rng.randn(2, 3)}, use_forward_train=False)
+    exe = s.simple_bind(mx.cpu(), x=x.shape)
+    exe.arg_dict["x"][:] = x
+    y = exe.forward(is_train=True)[0].asnumpy()
+    kept = y != 0
+    assert abs(kept.mean() - 0.7) < 0.03
+    assert_almost_equal(y[kept], np.full(kept.sum(), 1 / 0.7), rtol=1e-5)
+    og = rng.randn(*x.shape)
+    exe.backward(mx.nd.array(og))
+    assert_almost_equal(exe.grad_dict["x"], og * y, rtol=1e-4, atol=1e-5)
+    # mode='always' drops at inference too; axes share the mask
+    a = mx.nd.Dropout(mx.nd.array(x), p=0.5, mode="always", axes=(1,)).asnumpy()
+    assert np.all((a == 0).all(axis=1) | (a == 2).all(axis=1))
+    assert 0 < (a[:, 0] == 0).sum() < 200
+    with pytest.raises(ParamError):
+        mx.sym.Dropout(mx.sym.var("x"), p=1.0)
+
+
+def test_dropout_zero_input_gradient_uses_mask():
+    x = np.zeros((50, 40))
+    s = mx.sym.Dropout(mx.sym.var("x"), p=0.5)
+    exe = s.simple_bind(mx.cpu(), x=x.shape)
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.ones(x.shape))
+    g = exe.grad_dict["x"].asnumpy()
+    assert set(np.unique(g).tolist()) == {0.0, 2.0}
