@@ -269,7 +269,11 @@ class Bilinear(Initializer):
 
 @register
 class LSTMBias(Initializer):
-    """Zero biases except the forget gate's, set to ``forget_bias``."""
+    """Zero biases except the forget gate's, set to ``forget_bias``.
+
+    Meant as a variable's ``init`` (as the LSTM cells use it); applied by name, a ``*_bias``
+    array is zeroed like any bias (MXNet's behaviour).
+    """
 
     def __init__(self, forget_bias=1.0):
         super().__init__(forget_bias=forget_bias)
@@ -279,8 +283,6 @@ class LSTMBias(Initializer):
         a[...] = 0
         n = a.shape[0] // 4
         a[n:2 * n] = self.forget_bias
-
-    _init_bias = _init_weight
 
 
 @register

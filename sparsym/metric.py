@@ -10,8 +10,8 @@ from .ndarray.ndarray import NDArray
 
 __all__ = ["EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "F1", "MCC",
            "Perplexity", "MAE", "MSE", "RMSE", "CrossEntropy", "NegativeLogLikelihood",
-           "PearsonCorrelation", "Loss", "CustomMetric", "LogLoss", "AUC", "create", "np",
-           "register", "check_label_shapes"]
+           "PearsonCorrelation", "PCC", "Loss", "Torch", "Caffe", "CustomMetric", "LogLoss",
+           "AUC", "create", "np", "register", "check_label_shapes"]
 
 _REGISTRY: dict = {}
 
@@ -134,6 +134,11 @@ class CompositeEvalMetric(EvalMetric):
 
     def add(self, metric):
         self.metrics.append(create(metric))
+
+    def get_config(self):
+        config = super().get_config()
+        config["metrics"] = [m.get_config() for m in self.metrics]
+        return config
 
     def get_metric(self, index):
         return self.metrics[index]
@@ -354,7 +359,7 @@ class MAE(EvalMetric):
 
     def update(self, labels, preds):
         for lab, p in _regression_pairs(labels, preds):
-            self._add(float(numpy.abs(lab - p.reshape(lab.shape)).mean()), 1)
+            self._add(float(numpy.abs(lab - p).mean()), 1)
 
 
 @alias()
@@ -367,7 +372,7 @@ class MSE(EvalMetric):
 
     def update(self, labels, preds):
         for lab, p in _regression_pairs(labels, preds):
-            d = lab - p.reshape(lab.shape)
+            d = lab - p
             self._add(float((d * d).mean()), 1)
 
 
@@ -381,7 +386,7 @@ class RMSE(EvalMetric):
 
     def update(self, labels, preds):
         for lab, p in _regression_pairs(labels, preds):
-            d = lab - p.reshape(lab.shape)
+            d = lab - p
             self._add(float(numpy.sqrt((d * d).mean())), 1)
 
 
@@ -416,17 +421,119 @@ class NegativeLogLikelihood(CrossEntropy):
 
 @alias("pearsonr")
 class PearsonCorrelation(EvalMetric):
-    """Pearson correlation of labels and predictions, averaged per batch."""
+    """Pearson correlation of labels and predictions: averaged per batch (``'macro'``) or
+    over all samples seen (``'micro'``, Welford's online moments)."""
 
-    def __init__(self, name="pearsonr", output_names=None, label_names=None):
+    def __init__(self, name="pearsonr", output_names=None, label_names=None,
+                 average="macro"):
+        self.average = average
         super().__init__(name, output_names=output_names, label_names=label_names,
                          has_global_stats=True)
+
+    def reset(self):
+        super().reset()
+        self._n = 0
+        self._mean_l = self._mean_p = 0.0
+        self._m2_l = self._m2_p = self._cov = 0.0
 
     def update(self, labels, preds):
         labels, preds = check_label_shapes(labels, preds, True)
         for label, pred in zip(labels, preds):
-            a, b = _np(label).ravel(), _np(pred).ravel()
-            self._add(float(numpy.corrcoef(b, a)[0, 1]), 1)
+            check_label_shapes(label, pred, False, True)
+            a = _np(label).ravel().astype(numpy.float64)
+            b = _np(pred).ravel().astype(numpy.float64)
+            if self.average == "macro":
+                self._add(float(numpy.corrcoef(b, a)[0, 1]), 1)
+                continue
+            # MXNet's streaming form: label moments, cross term, then prediction moments
+            self.num_inst += 1
+            self.global_num_inst += 1
+            n0 = self._n
+            self._n = n0 + len(a)
+            d = a - self._mean_l
+            self._mean_l += float(numpy.sum(d / self._n))
+            self._m2_l += float(numpy.sum(d * (a - self._mean_l)))
+            self._cov += float(numpy.sum((a - self._mean_l) * (b - self._mean_p)))
+            d = b - self._mean_p
+            self._mean_p += float(numpy.sum(d / self._n))
+            self._m2_p += float(numpy.sum(d * (b - self._mean_p)))
+
+    def get(self):
+        if self.num_inst == 0:
+            return (self.name, float("nan"))
+        if self.average == "macro":
+            return (self.name, self.sum_metric / self.num_inst)
+        n = self._n
+        den = (n - 1) * math.sqrt(self._m2_p / (n - 1)) * math.sqrt(self._m2_l / (n - 1))
+        return (self.name, self._cov / den if den else float("nan"))
+
+    def get_global(self):
+        if self.average == "macro":
+            return super().get_global()
+        return self.get()
+
+
+@alias()
+class PCC(EvalMetric):
+    """Multiclass Matthews correlation (Pearson on the confusion matrix), over the samples
+    since the last reset (MXNet's ``pcc``)."""
+
+    def __init__(self, name="pcc", output_names=None, label_names=None, has_global_stats=True):
+        self.k = 2
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=has_global_stats)
+
+    def _grow(self, inc):
+        self.lcm = numpy.pad(self.lcm, ((0, inc), (0, inc)))
+        self.gcm = numpy.pad(self.gcm, ((0, inc), (0, inc)))
+        self.k += inc
+
+    @staticmethod
+    def _calc_mcc(cmat):
+        n = cmat.sum()
+        x, y = cmat.sum(axis=1), cmat.sum(axis=0)
+        cov_xx, cov_yy = numpy.sum(x * (n - x)), numpy.sum(y * (n - y))
+        if cov_xx == 0 or cov_yy == 0:
+            return float("nan")
+        cov_xy = numpy.sum(cmat.diagonal() * n - x * y)
+        return float(cov_xy / (cov_xx * cov_yy) ** 0.5)
+
+    def update(self, labels, preds):
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            lab = _np(label).astype(numpy.int64).ravel()
+            p = _np(pred)
+            p = p.argmax(axis=1) if p.shape != _np(label).shape else p.astype(numpy.int64)
+            p = p.ravel()
+            n = int(max(p.max(initial=0), lab.max(initial=0)))
+            if n >= self.k:
+                self._grow(n + 1 - self.k)
+            bcm = numpy.zeros((self.k, self.k))
+            numpy.add.at(bcm, (p, lab), 1)
+            self.lcm += bcm
+            self.gcm += bcm
+        self.num_inst += 1
+        self.global_num_inst += 1
+
+    def get(self):
+        if self.num_inst == 0:
+            return (self.name, float("nan"))
+        return (self.name, self._calc_mcc(self.lcm))
+
+    def get_global(self):
+        if self.global_num_inst == 0:
+            return (self.name, float("nan"))
+        return (self.name, self._calc_mcc(self.gcm))
+
+    def reset(self):
+        self.global_num_inst = 0
+        self.gcm = numpy.zeros((self.k, self.k))
+        self.reset_local()
+        self.sum_metric = self.global_sum_metric = 0.0
+
+    def reset_local(self):
+        self.num_inst = 0
+        self.lcm = numpy.zeros((self.k, self.k))
 
 
 @alias()
@@ -443,6 +550,22 @@ class Loss(EvalMetric):
         for p in preds:
             a = _np(p)
             self._add(float(a.sum()), a.size)
+
+
+@alias()
+class Torch(Loss):
+    """Dummy metric for torch criterions (MXNet's ``torch``): the mean of the outputs."""
+
+    def __init__(self, name="torch", output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names)
+
+
+@alias()
+class Caffe(Loss):
+    """Dummy metric for caffe criterions (MXNet's ``caffe``): the mean of the outputs."""
+
+    def __init__(self, name="caffe", output_names=None, label_names=None):
+        super().__init__(name, output_names=output_names, label_names=label_names)
 
 
 @alias("log_loss")

@@ -1,0 +1,134 @@
+"""mx.init: name-suffix dispatch, the __init__ attribute, every initializer's distribution
+or exact values (MXNet 1.9.1's where deterministic), row_sparse parameters, Load, Mixed."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import sparsym as mx
+from sparsym.base import MXNetError
+
+
+def _init(init, name, shape, attrs=None, stype="default"):
+    arr = mx.nd.zeros(shape).tostype(stype) if stype != "default" else mx.nd.ones(shape) * 7
+    init(mx.init.InitDesc(name, attrs or {}), arr)
+    return arr
+
+
+@pytest.mark.parametrize("name,value", [("fc_weight", 0.5), ("fc_bias", 0.0), ("bn_gamma", 1.0),
+                                        ("bn_beta", 0.0), ("q_min", 0.0), ("q_max", 1.0),
+                                        ("bn_moving_mean", 0.0), ("bn_moving_var", 1.0)])
+def test_suffix_dispatch(name, value):
+    np.testing.assert_array_equal(_init(mx.init.Constant(0.5), name, (2, 2)).asnumpy(), value)
+
+
+def test_unknown_name_and_attr_priority():
+    with pytest.raises(MXNetError, match="Unknown initialization pattern for foo"):
+        _init(mx.init.Uniform(), "foo", (2, 2))
+    attrs = {"__init__": mx.init.Constant(2).dumps()}
+    np.testing.assert_array_equal(_init(mx.init.Uniform(), "foo", (2, 2), attrs).asnumpy(), 2)
+    # the attribute also wins over the bias rule (MXNet 1.9.1)
+    np.testing.assert_array_equal(_init(mx.init.Uniform(), "fc_bias", (2,), attrs).asnumpy(), 2)
+
+
+def test_dumps_match_mxnet():
+    assert json.loads(mx.init.Uniform(0.1).dumps()) == ["uniform", {"scale": 0.1}]
+    assert json.loads(mx.init.Xavier(factor_type="in", magnitude=2).dumps()) == \
+        ["xavier", {"rnd_type": "uniform", "factor_type": "in", "magnitude": 2}]
+    assert json.loads(mx.init.LSTMBias(1.5).dumps()) == ["lstmbias", {"forget_bias": 1.5}]
+
+
+def test_create_by_name():
+    assert isinstance(mx.init.create("zeros"), mx.init.Zero)
+    assert isinstance(mx.init.create("ones"), mx.init.One)
+    assert mx.init.create("normal", sigma=2.0).sigma == 2.0
+    with pytest.raises(MXNetError, match="unknown initializer"):
+        mx.init.create("nope")
+
+
+def test_random_initializers_distribution():
+    mx.random.seed(1)
+    u = _init(mx.init.Uniform(0.2), "w_weight", (200, 100)).asnumpy()
+    assert u.min() >= -0.2 and u.max() <= 0.2 and abs(u.std() - 0.2 / np.sqrt(3)) < 0.003
+    n = _init(mx.init.Normal(0.3), "w_weight", (200, 100)).asnumpy()
+    assert abs(n.mean()) < 0.01 and abs(n.std() - 0.3) < 0.005
+    x = _init(mx.init.Xavier("gaussian", "out", 2), "w_weight", (300, 20, 2, 2)).asnumpy()
+    assert abs(x.std() - np.sqrt(2 / (300 * 4))) < 0.002
+    x = _init(mx.init.Xavier(), "w_weight", (50, 70)).asnumpy()
+    bound = np.sqrt(3 / 60)
+    assert x.max() <= bound and x.min() >= -bound and x.max() > 0.9 * bound
+    m = _init(mx.init.MSRAPrelu("in", slope=0.0), "w_weight", (100, 400)).asnumpy()
+    assert abs(m.std() - np.sqrt(2 / 400)) < 0.002
+    mx.random.seed(1)
+    again = _init(mx.init.Uniform(0.2), "w_weight", (200, 100)).asnumpy()
+    np.testing.assert_array_equal(u, again)  # seeded
+
+
+def test_orthogonal():
+    q = _init(mx.init.Orthogonal(scale=1.0), "w_weight", (4, 6)).asnumpy()
+    np.testing.assert_allclose(q @ q.T, np.eye(4), atol=1e-5)
+    q = _init(mx.init.Orthogonal(scale=2.0, rand_type="normal"), "w_weight", (6, 3)).asnumpy()
+    np.testing.assert_allclose(q.T @ q, 4 * np.eye(3), atol=1e-4)
+
+
+def test_bilinear_and_lstm_bias_match_mxnet():
+    a = _init(mx.init.Bilinear(), "upsampling_weight", (1, 1, 4, 4)).asnumpy().ravel()
+    np.testing.assert_allclose(a, [0.0625, 0.1875, 0.1875, 0.0625, 0.1875, 0.5625, 0.5625,
+                                   0.1875, 0.1875, 0.5625, 0.5625, 0.1875, 0.0625, 0.1875,
+                                   0.1875, 0.0625])
+    attrs = {"__init__": mx.init.LSTMBias(2.0).dumps()}
+    np.testing.assert_array_equal(_init(mx.init.Uniform(), "l_i2h_bias", (8,), attrs).asnumpy(),
+                                  [0, 0, 2, 2, 0, 0, 0, 0])
+    # by name, an LSTMBias is zero on *_bias (MXNet 1.9.1)
+    np.testing.assert_array_equal(_init(mx.init.LSTMBias(2.0), "l_i2h_bias", (8,)).asnumpy(), 0)
+
+
+def test_fused_rnn_uses_inner_initializer():
+    init = mx.init.FusedRNN(mx.init.Constant(0.25), num_hidden=4, num_layers=1, mode="lstm")
+    np.testing.assert_array_equal(_init(init, "rnn_parameters_weight", (10,)).asnumpy(), 0.25)
+
+
+def test_row_sparse_parameter_is_initialised_with_all_rows():
+    a = _init(mx.init.Constant(2), "e_weight", (4, 3), stype="row_sparse")
+    assert a.stype == "row_sparse" and a.indices.asnumpy().tolist() == [0, 1, 2, 3]
+    np.testing.assert_array_equal(a.asnumpy(), 2)
+
+
+def test_load_and_mixed(tmp_path):
+    f = str(tmp_path / "p.params")
+    mx.nd.save(f, {"arg:fc_weight": mx.nd.ones((2, 2)) * 3})
+    init = mx.init.Load(f, default_init=mx.init.Zero())
+    a = mx.nd.zeros((2, 2))
+    init("fc_weight", a)
+    np.testing.assert_array_equal(a.asnumpy(), 3)
+    b = mx.nd.ones((3,))
+    init("fc_bias", b)
+    np.testing.assert_array_equal(b.asnumpy(), 0)
+    with pytest.raises(MXNetError, match="Shape mismatch"):
+        init("fc_weight", mx.nd.zeros((3, 3)))
+    with pytest.raises(MXNetError, match="no default Initializer"):
+        mx.init.Load({"x": mx.nd.ones(1)})("y", mx.nd.zeros(1))
+    mixed = mx.init.Mixed([".*emb.*", ".*"], [mx.init.One(), mx.init.Constant(5)])
+    c, d = mx.nd.zeros((2,)), mx.nd.zeros((2,))
+    mixed("emb_weight", c)
+    mixed("fc_weight", d)
+    assert c.asnumpy().tolist() == [1, 1] and d.asnumpy().tolist() == [5, 5]
+    with pytest.raises(MXNetError, match="did not match any pattern"):
+        mx.init.Mixed(["a.*"], [mx.init.One()])("b", c)
+
+
+def test_module_uses_variable_init_and_suffix_rules():
+    d = mx.sym.Variable("data")
+    emb_w = mx.sym.Variable("emb_weight", stype="row_sparse", shape=(10, 2),
+                            init=mx.init.Constant(0.1))
+    net = mx.sym.broadcast_add(mx.sym.sparse.dot(d, emb_w), mx.sym.Variable("b_bias",
+                                                                             shape=(2,)))
+    mod = mx.mod.Module(net, label_names=None)
+    mod.bind(data_shapes=[mx.io.DataDesc("data", (3, 10))])
+    mod.init_params(mx.init.Uniform(0.5))
+    arg = mod.get_params()[0]
+    assert arg["emb_weight"].stype == "row_sparse"
+    np.testing.assert_allclose(arg["emb_weight"].asnumpy(), 0.1)
+    np.testing.assert_array_equal(arg["b_bias"].asnumpy(), 0)
