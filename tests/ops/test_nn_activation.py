@@ -6,8 +6,11 @@ import pytest
 
 import sparsym as mx
 from sparsym.base import ParamError
-from sparsym.test_utils import (assert_almost_equal, check_numeric_gradient,
-                                check_symbolic_backward, check_symbolic_forward)
+from sparsym.test_utils import (
+    assert_almost_equal,
+    check_numeric_gradient,
+    check_symbolic_forward,
+)
 
 rng = np.random.RandomState(5)
 X = rng.randn(3, 4)
