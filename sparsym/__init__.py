@@ -13,6 +13,7 @@ from . import symbol as sym  # noqa: F401
 from . import rnn  # noqa: F401,E402  (mx.rnn: cells, BucketSentenceIter)
 from .symbol import naming as name  # noqa: F401
 from .symbol.naming import AttrScope  # noqa: F401
+from . import contrib  # noqa: F401,E402  (mx.contrib, SBNet helpers)
 from . import executor  # noqa: F401
 from . import random  # noqa: F401
 from . import initializer  # noqa: F401

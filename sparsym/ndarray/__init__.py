@@ -13,3 +13,4 @@ sparse.__dict__.update({"csr_matrix": sparse.csr_matrix, "row_sparse_array":
                         sparse.row_sparse_array, "zeros": sparse.zeros, "empty": sparse.empty,
                         "array": sparse.array})
 from . import random  # noqa: F401,E402  (mx.nd.random)
+from . import contrib  # noqa: F401,E402  (mx.nd.contrib)

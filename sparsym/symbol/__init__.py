@@ -11,3 +11,4 @@ _populate(sparse.__dict__, sparse=True)
 sparse.Variable = Variable
 sparse.var = var
 from .creation import arange, full, ones, random, zeros  # noqa: F401,E402
+from . import contrib  # noqa: F401,E402  (mx.sym.contrib)

@@ -1,0 +1,19 @@
+"""Contributed extensions, as MXNet's ``mx.contrib``.
+
+- :mod:`sparsym.contrib.sbnet`: SBNet block-sparse convolution (block parameters, fused
+  sparse convolution and bottleneck block, dispatch and autotuning switches).
+- ``mx.contrib.ndarray`` / ``mx.contrib.symbol`` are ``mx.nd.contrib`` / ``mx.sym.contrib``.
+"""
+import importlib as _importlib
+
+from . import sbnet  # noqa: F401
+
+_ALIASES = {"ndarray": "sparsym.ndarray.contrib", "nd": "sparsym.ndarray.contrib",
+            "symbol": "sparsym.symbol.contrib", "sym": "sparsym.symbol.contrib"}
+
+
+def __getattr__(name):
+    # resolved lazily: the op modules import this package while ndarray/symbol load
+    if name in _ALIASES:
+        return _importlib.import_module(_ALIASES[name])
+    raise AttributeError(f"module 'sparsym.contrib' has no attribute {name!r}")

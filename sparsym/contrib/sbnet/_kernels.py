@@ -1,0 +1,312 @@
+"""Numba loops of the fused block-sparse convolution: tile im2col, output scatter, col2im.
+
+A *tile* is a bo_h x bo_w patch of convolution outputs, addressed like an SBNet block by
+an int32 row (n, i, j): outputs oy in [i*bo_h, (i+1)*bo_h), ox in [j*bo_w, (j+1)*bo_w).
+Its receptive field is SBNet's input block (bsize = (bo-1)*stride + k, bstride = bo*stride,
+boffset = -pad).  Building the GEMM operand straight from the dense input fuses SBNet's
+gather with im2col, so overlapping halos are never materialised twice.
+
+Two layouts:
+- "cl" (channel-last, NHWC data, weights (F, kh, kw, C)): cols is [P, kh*kw*C], one row
+  per output pixel, so ``cols @ w.reshape(F, -1).T`` gives [P, F] rows of outputs.
+- "cf" (channel-first, NCHW data, weights (F, C, kh, kw)): cols is [C*kh*kw, P], so
+  ``w.reshape(F, -1) @ cols`` gives [F, P].
+P counts tiles t0..t1-1 times bo_h*bo_w (row r = (t-t0)*bo_h*bo_w + a*bo_w + b), including
+positions past the output edge of partial border tiles (computed, never stored).
+
+All loops are serial on purpose: they sit between BLAS GEMMs whose worker threads keep
+spinning, and a numba parallel region started right after a GEMM stalls on a 2-core box
+(see sparsym/kernels/block_sparse.py).  Nothing here allocates; callers own every buffer.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# --------------------------------------------------------------------------- masks
+
+
+@njit(cache=True)
+def output_mask(mask, tol, kh, kw, sh, sw, ph, pw, oh, ow, out):
+    """out[n,oy,ox] = 1 if any mask pixel in the receptive field of (oy,ox) is > tol."""
+    n_img, h, w = mask.shape
+    rows = np.zeros((h, ow), dtype=np.uint8)
+    for n in range(n_img):
+        for y in range(h):
+            for ox in range(ow):
+                x0 = ox * sw - pw
+                hit = 0
+                for j in range(max(x0, 0), min(x0 + kw, w)):
+                    if mask[n, y, j] > tol:
+                        hit = 1
+                        break
+                rows[y, ox] = hit
+        for oy in range(oh):
+            y0 = oy * sh - ph
+            ya, yb = max(y0, 0), min(y0 + kh, h)
+            for ox in range(ow):
+                hit = 0
+                for y in range(ya, yb):
+                    if rows[y, ox]:
+                        hit = 1
+                        break
+                out[n, oy, ox] = hit
+
+
+@njit(cache=True)
+def active_tiles(mo, boh, bow, flags):
+    """flags[n,i,j] = any(mo over tile (i,j)); returns the number of active tiles."""
+    n_img, oh, ow = mo.shape
+    cnt = 0
+    for n in range(n_img):
+        for i in range(flags.shape[1]):
+            for j in range(flags.shape[2]):
+                hit = False
+                for a in range(i * boh, min((i + 1) * boh, oh)):
+                    for b in range(j * bow, min((j + 1) * bow, ow)):
+                        if mo[n, a, b]:
+                            hit = True
+                            break
+                    if hit:
+                        break
+                flags[n, i, j] = hit
+                if hit:
+                    cnt += 1
+    return cnt
+
+
+@njit(cache=True)
+def zero_inactive_cl(y, mo):
+    """y (N,OH,OW,F): zero every output pixel whose mask is 0."""
+    n_img, oh, ow = mo.shape
+    f = y.shape[3]
+    for n in range(n_img):
+        for a in range(oh):
+            for b in range(ow):
+                if not mo[n, a, b]:
+                    for k in range(f):
+                        y[n, a, b, k] = 0
+
+
+@njit(cache=True)
+def zero_inactive_cf(y, mo):
+    """y (N,F,OH,OW): zero every output pixel whose mask is 0."""
+    n_img, oh, ow = mo.shape
+    f = y.shape[1]
+    for n in range(n_img):
+        for a in range(oh):
+            for b in range(ow):
+                if not mo[n, a, b]:
+                    for k in range(f):
+                        y[n, k, a, b] = 0
+
+
+# --------------------------------------------------------------------------- channel-last
+@njit(cache=True)
+def im2col_cl(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
+    """cols[r, (i*kw + j)*C + c] = x[n, oy*sh - ph + i, ox*sw - pw + j, c] (0 outside)."""
+    n_img, h, w, c = x.shape
+    kwc = kw * c
+    for t in range(t0, t1):
+        n = idx[t, 0]
+        oy0 = idx[t, 1] * boh
+        ox0 = idx[t, 2] * bow
+        rb = (t - t0) * boh * bow
+        for a in range(boh):
+            iy0 = (oy0 + a) * sh - ph
+            for b in range(bow):
+                r = rb + a * bow + b
+                ix0 = (ox0 + b) * sw - pw
+                jlo = min(max(-ix0, 0), kw)
+                jhi = max(min(w - ix0, kw), jlo)
+                for i in range(kh):
+                    iy = iy0 + i
+                    base = i * kwc
+                    if iy < 0 or iy >= h:
+                        for q in range(kwc):
+                            cols[r, base + q] = 0
+                        continue
+                    for q in range(jlo * c):
+                        cols[r, base + q] = 0
+                    for j in range(jlo, jhi):
+                        for k in range(c):
+                            cols[r, base + j * c + k] = x[n, iy, ix0 + j, k]
+                    for q in range(jhi * c, kwc):
+                        cols[r, base + q] = 0
+
+
+@njit(cache=True)
+def col2im_add_cl(dcols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, ow):
+    """Adjoint of im2col_cl restricted to real outputs: dx[...] += dcols[r, ...]."""
+    n_img, h, w, c = dx.shape
+    kwc = kw * c
+    for t in range(t0, t1):
+        n = idx[t, 0]
+        oy0 = idx[t, 1] * boh
+        ox0 = idx[t, 2] * bow
+        rb = (t - t0) * boh * bow
+        for a in range(min(boh, oh - oy0)):
+            iy0 = (oy0 + a) * sh - ph
+            for b in range(min(bow, ow - ox0)):
+                r = rb + a * bow + b
+                ix0 = (ox0 + b) * sw - pw
+                jlo = min(max(-ix0, 0), kw)
+                jhi = max(min(w - ix0, kw), jlo)
+                for i in range(kh):
+                    iy = iy0 + i
+                    if iy < 0 or iy >= h:
+                        continue
+                    base = i * kwc
+                    for j in range(jlo, jhi):
+                        for k in range(c):
+                            dx[n, iy, ix0 + j, k] += dcols[r, base + j * c + k]
+
+
+@njit(cache=True)
+def scatter_out_cl(out, idx, t0, t1, y, boh, bow, bias, mo, add):
+    """y[n,oy,ox,:] (=|+=) (out[r,:] + bias) for real outputs with mo[n,oy,ox] != 0."""
+    n_img, oh, ow, f = y.shape
+    use_bias = bias.shape[0] > 0
+    for t in range(t0, t1):
+        n = idx[t, 0]
+        oy0 = idx[t, 1] * boh
+        ox0 = idx[t, 2] * bow
+        rb = (t - t0) * boh * bow
+        for a in range(min(boh, oh - oy0)):
+            for b in range(min(bow, ow - ox0)):
+                if not mo[n, oy0 + a, ox0 + b]:
+                    continue
+                r = rb + a * bow + b
+                for k in range(f):
+                    v = out[r, k]
+                    if use_bias:
+                        v += bias[k]
+                    if add:
+                        y[n, oy0 + a, ox0 + b, k] += v
+                    else:
+                        y[n, oy0 + a, ox0 + b, k] = v
+
+
+@njit(cache=True)
+def gather_out_cl(dy, idx, t0, t1, g, boh, bow, mo):
+    """g[r,:] = dy[n,oy,ox,:] where mo != 0, else 0 (also past the output edge)."""
+    n_img, oh, ow, f = dy.shape
+    for t in range(t0, t1):
+        n = idx[t, 0]
+        oy0 = idx[t, 1] * boh
+        ox0 = idx[t, 2] * bow
+        rb = (t - t0) * boh * bow
+        for a in range(boh):
+            for b in range(bow):
+                r = rb + a * bow + b
+                oy, ox = oy0 + a, ox0 + b
+                if oy < oh and ox < ow and mo[n, oy, ox]:
+                    for k in range(f):
+                        g[r, k] = dy[n, oy, ox, k]
+                else:
+                    for k in range(f):
+                        g[r, k] = 0
+
+
+# --------------------------------------------------------------------------- channel-first
+@njit(cache=True)
+def im2col_cf(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
+    """cols[(c*kh + i)*kw + j, r] = x[n, c, oy*sh - ph + i, ox*sw - pw + j] (0 outside)."""
+    n_img, c, h, w = x.shape
+    tile = boh * bow
+    for t in range(t0, t1):
+        n = idx[t, 0]
+        oy0 = idx[t, 1] * boh
+        ox0 = idx[t, 2] * bow
+        rb = (t - t0) * tile
+        for k in range(c):
+            for i in range(kh):
+                for j in range(kw):
+                    row = (k * kh + i) * kw + j
+                    for a in range(boh):
+                        iy = (oy0 + a) * sh - ph + i
+                        rr = rb + a * bow
+                        if iy < 0 or iy >= h:
+                            for b in range(bow):
+                                cols[row, rr + b] = 0
+                            continue
+                        for b in range(bow):
+                            ix = (ox0 + b) * sw - pw + j
+                            if 0 <= ix < w:
+                                cols[row, rr + b] = x[n, k, iy, ix]
+                            else:
+                                cols[row, rr + b] = 0
+
+
+@njit(cache=True)
+def col2im_add_cf(dcols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, ow):
+    """Adjoint of im2col_cf restricted to real outputs."""
+    n_img, c, h, w = dx.shape
+    tile = boh * bow
+    for t in range(t0, t1):
+        n = idx[t, 0]
+        oy0 = idx[t, 1] * boh
+        ox0 = idx[t, 2] * bow
+        rb = (t - t0) * tile
+        na = min(boh, oh - oy0)
+        nb = min(bow, ow - ox0)
+        for k in range(c):
+            for i in range(kh):
+                for j in range(kw):
+                    row = (k * kh + i) * kw + j
+                    for a in range(na):
+                        iy = (oy0 + a) * sh - ph + i
+                        if iy < 0 or iy >= h:
+                            continue
+                        rr = rb + a * bow
+                        for b in range(nb):
+                            ix = (ox0 + b) * sw - pw + j
+                            if 0 <= ix < w:
+                                dx[n, k, iy, ix] += dcols[row, rr + b]
+
+
+@njit(cache=True)
+def scatter_out_cf(out, idx, t0, t1, y, boh, bow, bias, mo, add):
+    """y[n,f,oy,ox] (=|+=) out[f,r] + bias[f] for real outputs with mo != 0."""
+    n_img, f, oh, ow = y.shape
+    use_bias = bias.shape[0] > 0
+    tile = boh * bow
+    for t in range(t0, t1):
+        n = idx[t, 0]
+        oy0 = idx[t, 1] * boh
+        ox0 = idx[t, 2] * bow
+        rb = (t - t0) * tile
+        na = min(boh, oh - oy0)
+        nb = min(bow, ow - ox0)
+        for k in range(f):
+            bk = bias[k] if use_bias else 0.0
+            for a in range(na):
+                rr = rb + a * bow
+                for b in range(nb):
+                    if mo[n, oy0 + a, ox0 + b]:
+                        if add:
+                            y[n, k, oy0 + a, ox0 + b] += out[k, rr + b] + bk
+                        else:
+                            y[n, k, oy0 + a, ox0 + b] = out[k, rr + b] + bk
+
+
+@njit(cache=True)
+def gather_out_cf(dy, idx, t0, t1, g, boh, bow, mo):
+    """g[f,r] = dy[n,f,oy,ox] where mo != 0, else 0."""
+    n_img, f, oh, ow = dy.shape
+    tile = boh * bow
+    for t in range(t0, t1):
+        n = idx[t, 0]
+        oy0 = idx[t, 1] * boh
+        ox0 = idx[t, 2] * bow
+        rb = (t - t0) * tile
+        for k in range(f):
+            for a in range(boh):
+                rr = rb + a * bow
+                oy = oy0 + a
+                for b in range(bow):
+                    ox = ox0 + b
+                    if oy < oh and ox < ow and mo[n, oy, ox]:
+                        g[k, rr + b] = dy[n, k, oy, ox]
+                    else:
+                        g[k, rr + b] = 0

@@ -1,0 +1,180 @@
+"""Kernels of the fused ops (SparseBlockConvolution, SparseBottleneck): path and tile choice.
+
+Each call derives the pixel-exact output mask, picks a tile (given ``bsize``, autotuned, or
+the default), lists the active tiles, and runs the sparse path unless density-aware
+dispatch says the dense path is faster at this block density.  Gradients make the same
+(cached) choices.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...base import ShapeError
+from . import conv as sconv
+from . import resblock as rb
+from . import tuning
+from .geometry import binary_mask, clamp_tile, conv_geometry, output_mask, tile_from_bsize, tiles_of
+
+
+def _mode(dispatch):
+    if dispatch != "auto":
+        return dispatch
+    return "auto" if tuning.dispatch_enabled() else "sparse"
+
+
+def spatial(shape, layout):
+    """(N, C, H, W) of a 4-D data shape under the layout."""
+    if layout == "NHWC":
+        return shape[0], shape[3], shape[1], shape[2]
+    return shape[0], shape[1], shape[2], shape[3]
+
+
+def _mask3(mask, x_shape, layout):
+    m = binary_mask(mask, layout)
+    n, _, h, w = spatial(x_shape, layout)
+    if m.shape != (n, h, w):
+        raise ShapeError(f"mask of shape {np.shape(mask)} does not match data "
+                         f"{tuple(x_shape)} (expected N,H,W = {(n, h, w)}, layout {layout})")
+    return m
+
+
+def _all_tiles(mo, tile):
+    ones = np.ones_like(mo)
+    idx, total = tiles_of(ones, tile)
+    return ones, idx, total
+
+
+def _choose(key, mode, bsize, autotune, geom, mo, run_tile, run_dense):
+    """(tile, idx, use_dense) for one call; run_tile(tile, mo, idx) runs the sparse path."""
+    if mode == "dense":
+        return None, None, True
+    if bsize is not None:
+        tile = tile_from_bsize(geom, bsize)
+    elif autotune and tuning.autotune_enabled() and mo.any():
+        cands = tuning.candidate_tiles(geom.out)
+        tile = tuning.tuned_tile(
+            key + ("bucket", tuning.bucket(float(mo.mean()))), cands,
+            lambda t: run_tile(t, mo, tiles_of(mo, t)[0]))
+    else:
+        tile = clamp_tile(geom, tuning.DEFAULT_TILE)
+    idx, total = tiles_of(mo, tile)
+    if mode == "sparse" or idx.shape[0] == 0:
+        return tile, idx, False
+    ones, idx_all, _ = _all_tiles(mo, tile)
+    thr = tuning.threshold(
+        key + ("tile", tile), run_dense,
+        lambda: run_tile(tile, ones, idx_all), lambda: run_tile(tile, ones, idx_all[:1]),
+        total)
+    return tile, idx, idx.shape[0] / total > thr
+
+
+# --------------------------------------------------------------------------- convolution
+def conv_setup(a, x, mask, w, b):
+    """Validated arrays, geometry and output mask of one SparseBlockConvolution call."""
+    x, w, b = sconv.check_inputs(np.asarray(x), np.asarray(w), b, a.layout)
+    _, _, h, wd = spatial(x.shape, a.layout)
+    kh, kw = (w.shape[1], w.shape[2]) if a.layout == "NHWC" else (w.shape[2], w.shape[3])
+    if (kh, kw) != tuple(a.kernel):
+        raise ShapeError(f"weight shape {w.shape} does not match kernel {tuple(a.kernel)}")
+    geom = conv_geometry((h, wd), a.kernel, a.stride, a.pad, a.padding)
+    mo = output_mask(_mask3(mask, x.shape, a.layout), geom, a.tol)
+    return x, w, b, geom, mo
+
+
+def conv_plan(a, x, w, b, geom, mo):
+    """(tile, idx, use_dense) for a convolution call."""
+    key = ("conv", x.shape, w.shape, x.dtype.str, geom, a.layout, b is not None)
+
+    def run_tile(tile, m, idx):
+        return sconv.sparse_forward(x, w, b, m, geom, tile, a.layout, idx=idx)
+
+    def run_dense():
+        return sconv.dense_forward(x, w, b, mo, geom, a.layout)
+
+    return _choose(key, _mode(a.dispatch), a.bsize, a.autotune, geom, mo, run_tile, run_dense)
+
+
+def conv_forward(a, x, mask, w, b=None):
+    """y = (conv(x, w) + b) * m_out."""
+    x, w, b, geom, mo = conv_setup(a, x, mask, w, b)
+    tile, idx, dense = conv_plan(a, x, w, b, geom, mo)
+    if dense:
+        return sconv.dense_forward(x, w, b, mo, geom, a.layout)
+    return sconv.sparse_forward(x, w, b, mo, geom, tile, a.layout, idx=idx)
+
+
+def conv_backward(a, dy, x, mask, w, need_bias):
+    """(dx, dw, db or None) of conv_forward."""
+    x, w, _, geom, mo = conv_setup(a, x, mask, w, None)
+    bias = np.zeros(w.shape[0], x.dtype) if need_bias else None
+    tile, idx, dense = conv_plan(a, x, w, bias, geom, mo)
+    if dense:
+        return sconv.dense_backward(x, w, dy, mo, geom, a.layout, need_bias)
+    return sconv.sparse_backward(x, w, dy, mo, geom, tile, a.layout, need_bias, idx=idx)
+
+
+# --------------------------------------------------------------------------- bottleneck
+def res_setup(a, xs):
+    """(x, mask3, BlockWeights, moving pairs, geometry, m_out, region1)."""
+    x = np.asarray(xs[0])
+    if x.ndim != 4:
+        raise ShapeError(f"SparseBottleneck expects 4-D data, got shape {x.shape}")
+    if x.dtype not in (np.float32, np.float64):
+        x = x.astype(np.float32)
+    x = np.ascontiguousarray(x)
+    m3 = _mask3(xs[1], x.shape, a.layout)
+    g1, b1, w1, g2, b2, w2, g3, b3, w3 = xs[2:11]
+    bw = rb.pack_weights(x, w1, w2, w3, (g1, g2, g3), (b1, b2, b3), a.layout)
+    mov = tuple((xs[11 + 2 * i], xs[12 + 2 * i]) for i in range(3))
+    geom = rb.geometry(x.shape, a.layout)
+    mo, r1 = rb.region_maps(m3, geom, a.tol)
+    return x, bw, mov, geom, mo, r1
+
+
+def _batch_stats(a):
+    return bool(a.get("__is_train__", False)) and not a.use_global_stats
+
+
+def res_plan(a, x, bw, mov, geom, mo, r1, batch):
+    key = ("res", x.shape, bw.w1.shape, x.dtype.str, a.layout, batch)
+    fwd_mov = tuple((np.asarray(m, x.dtype), np.asarray(v, x.dtype)) for m, v in mov)
+
+    def run_tile(tile, m, idx):
+        r = r1 if m is mo else m
+        return rb.sparse_forward(x, m, r, tile, bw, fwd_mov, a.eps, a.fix_gamma, batch,
+                                 a.layout, idx=idx)
+
+    def run_dense():
+        return rb.dense_forward(x, bw, fwd_mov, a.eps, a.fix_gamma, batch, a.layout, mo, r1)
+
+    return _choose(key, _mode(a.dispatch), a.bsize, a.autotune, geom, mo, run_tile,
+                   run_dense), fwd_mov
+
+
+def res_forward(a, xs):
+    """y = x + F(x) * m_out; moving statistics updated in place when training."""
+    x, bw, mov, geom, mo, r1 = res_setup(a, xs)
+    batch = _batch_stats(a)
+    (tile, idx, dense), fwd_mov = res_plan(a, x, bw, mov, geom, mo, r1, batch)
+    if dense:
+        y, states = rb.dense_forward(x, bw, fwd_mov, a.eps, a.fix_gamma, batch, a.layout,
+                                     mo, r1)
+    else:
+        y, states = rb.sparse_forward(x, mo, r1, tile, bw, fwd_mov, a.eps, a.fix_gamma,
+                                      batch, a.layout, idx=idx)
+    if batch and states is not None:
+        rb.update_moving(mov, states, a.momentum)
+    return y
+
+
+def res_backward(a, dy, xs):
+    """Gradients w.r.t. (data, g1, b1, w1, g2, b2, w2, g3, b3, w3) via the block path."""
+    x, bw, mov, geom, mo, r1 = res_setup(a, xs)
+    batch = _batch_stats(a)
+    (tile, _, dense), fwd_mov = res_plan(a, x, bw, mov, geom, mo, r1, batch)
+    if tile is None or dense:
+        tile = geom.out   # the whole image as one window: the dense computation
+    dx, dws, dgs, dbs = rb.backward(dy, x, mo, r1, tile, bw, fwd_mov, a.eps, a.fix_gamma,
+                                    batch, a.layout)
+    dw1, dw2, dw3 = rb.unpack_grads(*dws, a.layout)
+    return (dx, dgs[0], dbs[0], dw1, dgs[1], dbs[1], dw2, dgs[2], dbs[2], dw3)

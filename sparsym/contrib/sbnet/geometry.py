@@ -1,0 +1,147 @@
+"""Convolution and tile geometry shared by the fused block-sparse ops.
+
+A fused op works on *tiles*: bo_h x bo_w patches of convolution outputs.  Tile (n, i, j)
+reads SBNet's input block (n, i, j) with
+
+    bsize   = (bo - 1) * stride + k      (the receptive field of the tile)
+    bstride = bo * stride                (= bsize - k + stride, SBNet's formula)
+    boffset = -pad_begin
+    bcount  = ceil(out / bo)             (every output is covered)
+
+which is ``calc_block_params(..., cover_all=True)`` for SAME/VALID padding, generalised to
+MXNet's symmetric ``pad``.  See :func:`sparsym.contrib.sbnet.calc_block_params` for why
+``cover_all`` is the default.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ...base import ParamError, ShapeError
+from ...kernels.block_sparse import BlockParams
+from . import _kernels as K
+
+
+class ConvGeom(NamedTuple):
+    """Spatial geometry of one 2-D convolution; every field is an (H, W) pair."""
+
+    size: tuple       # input H, W
+    kernel: tuple
+    stride: tuple
+    pad: tuple        # padding before the first row/column
+    out: tuple        # output OH, OW
+    padded: tuple     # input size plus both paddings
+
+
+def _pair(v, name):
+    if v is None:
+        return None
+    if isinstance(v, (int, np.integer)):
+        return int(v), int(v)
+    v = tuple(int(e) for e in v)
+    if len(v) == 1:
+        return v[0], v[0]
+    if len(v) != 2:
+        raise ShapeError(f"{name}={v} must be an (H, W) pair")
+    return v
+
+
+def conv_geometry(size, kernel, stride, pad=(0, 0), padding=None) -> ConvGeom:
+    """Geometry of a conv: MXNet's symmetric ``pad``, or TF's 'SAME'/'VALID' ``padding``."""
+    size, kernel = _pair(size, "size"), _pair(kernel, "kernel")
+    stride = _pair(stride, "stride") or (1, 1)
+    if min(kernel) < 1 or min(stride) < 1:
+        raise ShapeError(f"kernel {kernel} and stride {stride} must be positive")
+    pads, outs, padded = [], [], []
+    for a in range(2):
+        h, k, s = size[a], kernel[a], stride[a]
+        if padding is None:
+            p = _pair(pad, "pad")[a] if pad is not None else 0
+            if p < 0:
+                raise ShapeError(f"pad {pad} must be non-negative")
+            o = (h + 2 * p - k) // s + 1
+            padded.append(h + 2 * p)
+        elif padding == "SAME":
+            o = -(-h // s)
+            tot = max((o - 1) * s + k - h, 0)
+            p = tot // 2
+            padded.append(h + tot)
+        elif padding == "VALID":
+            o, p = (h - k) // s + 1, 0
+            padded.append(h)
+        else:
+            raise ParamError(f"padding must be 'SAME', 'VALID' or None, got {padding!r}")
+        if o < 1:
+            raise ShapeError(f"convolution output would be empty: input {size}, kernel "
+                             f"{kernel}, stride {stride}, padding {padding or pad}")
+        pads.append(p)
+        outs.append(o)
+    return ConvGeom(size, kernel, stride, tuple(pads), tuple(outs), tuple(padded))
+
+
+def tile_from_bsize(geom: ConvGeom, bsize) -> tuple:
+    """Output tile (bo_h, bo_w) of an SBNet input block size; typed errors on bad sizes."""
+    b = _pair(bsize, "bsize")
+    out = []
+    for a in range(2):
+        k, s = geom.kernel[a], geom.stride[a]
+        axis = "HW"[a]
+        if b[a] < k:
+            raise ShapeError(f"{axis}: block size {b[a]} is smaller than the kernel {k}")
+        if (b[a] - k) % s:
+            raise ShapeError(f"{axis}: (block {b[a]} - kernel {k}) must be divisible by "
+                             f"stride {s}")
+        if b[a] > geom.padded[a]:
+            raise ShapeError(f"{axis}: block size {b[a]} is larger than the padded input "
+                             f"{geom.padded[a]}")
+        out.append((b[a] - k) // s + 1)
+    return tuple(out)
+
+
+def block_params(geom: ConvGeom, tile) -> BlockParams:
+    """SBNet BlockParams of a tile size (input-space block, output-space tile)."""
+    k, s, p, o = geom.kernel, geom.stride, geom.pad, geom.out
+    return BlockParams(
+        bsize=tuple((tile[a] - 1) * s[a] + k[a] for a in range(2)),
+        bsize_out=tuple(tile),
+        boffset=tuple(-p[a] for a in range(2)),
+        bcount=tuple(-(-o[a] // tile[a]) for a in range(2)),
+        bstrides=tuple(tile[a] * s[a] for a in range(2)))
+
+
+def clamp_tile(geom: ConvGeom, tile) -> tuple:
+    """A tile no larger than the output."""
+    return tuple(max(1, min(int(tile[a]), geom.out[a])) for a in range(2))
+
+
+def binary_mask(mask, layout):
+    """Normalise a mask (N,H,W), (N,H,W,1) [NHWC] or (N,1,H,W) [NCHW] to a C-contiguous 3-D
+    float array."""
+    m = np.asarray(mask)
+    if m.ndim == 4:
+        axis = 3 if layout == "NHWC" else 1
+        if m.shape[axis] != 1:
+            raise ShapeError(f"mask of shape {m.shape} must have one channel (layout {layout})")
+        m = m.reshape(m.shape[:axis] + m.shape[axis + 1:])
+    if m.ndim != 3:
+        raise ShapeError(f"mask of shape {m.shape} must be (N,H,W) or 4-D with one channel")
+    if m.dtype not in (np.float32, np.float64):
+        m = m.astype(np.float32)
+    return np.ascontiguousarray(m)
+
+
+def output_mask(mask3, geom: ConvGeom, tol) -> np.ndarray:
+    """uint8 (N,OH,OW): 1 where the receptive field holds a mask value > tol."""
+    (kh, kw), (sh, sw), (ph, pw), (oh, ow) = geom.kernel, geom.stride, geom.pad, geom.out
+    out = np.empty((mask3.shape[0], oh, ow), dtype=np.uint8)
+    K.output_mask(mask3, float(tol), kh, kw, sh, sw, ph, pw, oh, ow, out)
+    return out
+
+
+def tiles_of(mo, tile) -> tuple:
+    """(int32 [M,3] tile indices in lexicographic order, total tile count) of a mask."""
+    n, oh, ow = mo.shape
+    flags = np.empty((n, -(-oh // tile[0]), -(-ow // tile[1])), dtype=np.bool_)
+    K.active_tiles(mo, tile[0], tile[1], flags)
+    return np.ascontiguousarray(np.argwhere(flags), dtype=np.int32).reshape(-1, 3), flags.size

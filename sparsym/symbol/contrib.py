@@ -1,0 +1,32 @@
+"""``mx.sym.contrib``: symbolic front ends of the ``_contrib_*`` operators (prefix dropped).
+
+Generated from the op registry like ``mx.sym``; node names default to the public name
+(``sparseblockconvolution0``), as MXNet's contrib symbols.
+"""
+from ..ops.registry import all_ops as _all_ops
+from .op import make_function as _make_function
+
+_PREFIX = "_contrib_"
+# MXNet names exposed in mx.sym.contrib although registered without the prefix
+_LISTED: tuple = ()
+
+
+def _front_end(key, op, pub):
+    try:
+        return _make_function(key, op, hint=pub.lower())
+    except TypeError:  # front-end generator without name hints
+        return _make_function(key, op)
+
+
+def _populate(namespace):
+    ops = _all_ops()
+    for key, op in ops.items():
+        if key.startswith(_PREFIX):
+            pub = key[len(_PREFIX):]
+            namespace[pub] = _front_end(key, op, pub)
+    for key in _LISTED:
+        if key in ops:
+            namespace[key] = _front_end(key, ops[key], key)
+
+
+_populate(globals())

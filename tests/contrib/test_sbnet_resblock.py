@@ -1,0 +1,184 @@
+"""The fused sparse bottleneck residual block (contrib.SparseBottleneck)."""
+import numpy as np
+import pytest
+from sbnet_helpers import (
+    executor,
+    from_nhwc,
+    naive_conv_nhwc,
+    numeric_grads,
+    receptive_mask,
+    to_nhwc,
+)
+
+import sparsym as mx
+from sparsym.contrib import sbnet
+
+RNG = np.random.default_rng(5)
+EPS = 1e-3
+PARAMS = ("bn1_gamma", "bn1_beta", "conv1_weight", "bn2_gamma", "bn2_beta", "conv2_weight",
+          "bn3_gamma", "bn3_beta", "conv3_weight")
+AUX = ("bn1_moving_mean", "bn1_moving_var", "bn2_moving_mean", "bn2_moving_var",
+       "bn3_moving_mean", "bn3_moving_var")
+
+
+def _values(layout, n, h, w, c, k):
+    x = RNG.standard_normal((n, h, w, c))
+    ws = [RNG.standard_normal((k, c, 1, 1)) * 0.5, RNG.standard_normal((k, k, 3, 3)) * 0.3,
+          RNG.standard_normal((c, k, 1, 1)) * 0.5]
+    if layout == "NHWC":
+        ws = [wt.transpose(0, 2, 3, 1) for wt in ws]
+    args = {"x": from_nhwc(x, layout)}
+    for i, (ch, wt) in enumerate(zip((c, k, k), ws), 1):
+        args[f"rb_bn{i}_gamma"] = RNG.random(ch) + 0.5
+        args[f"rb_bn{i}_beta"] = RNG.standard_normal(ch) * 0.2
+        args[f"rb_conv{i}_weight"] = wt
+    aux = {}
+    for i, ch in enumerate((c, k, k), 1):
+        aux[f"rb_bn{i}_moving_mean"] = RNG.standard_normal(ch) * 0.1
+        aux[f"rb_bn{i}_moving_var"] = RNG.random(ch) + 0.5
+    return args, aux
+
+
+def _sparse_sym(layout, k, **kw):
+    return sbnet.sparse_res_block_bottleneck(mx.sym.var("x"), mx.sym.var("m"), num_filter=k,
+                                             layout=layout, name="rb", **kw)
+
+
+def _dense_sym(layout, k, c):
+    """The same block from registered ops (the dense network)."""
+    ax = 3 if layout == "NHWC" else 1
+    lay = "NHWC" if layout == "NHWC" else None
+    x = mx.sym.var("x")
+    h = x
+    for i, (f, kern, pad) in enumerate(((k, 1, 0), (k, 3, 1), (c, 1, 0)), 1):
+        h = mx.sym.BatchNorm(h, mx.sym.var(f"rb_bn{i}_gamma"), mx.sym.var(f"rb_bn{i}_beta"),
+                             mx.sym.var(f"rb_bn{i}_moving_mean"),
+                             mx.sym.var(f"rb_bn{i}_moving_var"), fix_gamma=False, eps=EPS,
+                             axis=ax, name=f"rb_bn{i}")
+        h = mx.sym.Activation(h, act_type="relu")
+        h = mx.sym.Convolution(h, mx.sym.var(f"rb_conv{i}_weight"), kernel=(kern, kern),
+                               pad=(pad, pad), num_filter=f, no_bias=True, layout=lay)
+    return x + h
+
+
+def _oracle(args, aux, mask, layout, train):
+    """NumPy: y = x + F(x) * m_out with BN statistics over the pixel-exact regions."""
+    x = to_nhwc(args["x"], layout)
+    n, h, w, c = x.shape
+    mo = receptive_mask(mask, (3, 3), (1, 1), (1, 1), (h, w))
+    r1 = receptive_mask(mo.astype(np.float32), (3, 3), (1, 1), (1, 1), (h, w))
+
+    def wt(i):
+        v = args[f"rb_conv{i}_weight"]
+        return v if layout == "NCHW" else v.transpose(0, 3, 1, 2)
+
+    def bn(v, i, region):
+        if train:
+            mean, var = v[region].mean(axis=0), v[region].var(axis=0)
+        else:
+            mean, var = aux[f"rb_bn{i}_moving_mean"], aux[f"rb_bn{i}_moving_var"]
+        stats[i] = (mean, var)
+        return np.maximum((v - mean) / np.sqrt(var + EPS) * args[f"rb_bn{i}_gamma"]
+                          + args[f"rb_bn{i}_beta"], 0)
+
+    stats = {}
+    t = bn(x, 1, r1) @ wt(1)[:, :, 0, 0].T
+    t = naive_conv_nhwc(bn(t, 2, r1), wt(2), (1, 1), ((1, 1), (1, 1)))
+    t = bn(t, 3, mo) @ wt(3)[:, :, 0, 0].T
+    return from_nhwc(x + t * mo[..., None], layout), stats
+
+
+def _mask(shape, layout, density):
+    m = (RNG.random(shape) < density).astype(np.float32)
+    n, h, w = shape
+    return m, (m.reshape(n, h, w, 1) if layout == "NHWC" else m.reshape(n, 1, h, w))
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("train", [False, True])
+def test_all_ones_mask_reproduces_the_dense_block(layout, train):
+    n, h, w, c, k = 2, 9, 8, 5, 3
+    args, aux = _values(layout, n, h, w, c, k)
+    ones = np.ones((n, h, w), np.float32)
+    sp = executor(_sparse_sym(layout, k, eps=EPS), dict(args, m=ones), aux=aux)
+    de = executor(_dense_sym(layout, k, c), args, aux=aux)
+    ys = sp.forward(is_train=train)[0].asnumpy()
+    yd = de.forward(is_train=train)[0].asnumpy()
+    np.testing.assert_allclose(ys, yd, rtol=1e-10, atol=1e-10)
+    for name in aux:    # moving statistics updated (training) or kept, identically
+        np.testing.assert_allclose(sp.aux_dict[name].asnumpy(), de.aux_dict[name].asnumpy(),
+                                   rtol=1e-10, atol=1e-12)
+    head = mx.nd.array(RNG.standard_normal(yd.shape), dtype=np.float64)
+    sp.backward(head, is_train=train)
+    de.backward(head, is_train=train)
+    for name in args:
+        np.testing.assert_allclose(sp.grad_dict[name].asnumpy(), de.grad_dict[name].asnumpy(),
+                                   rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("train", [False, True])
+@pytest.mark.parametrize("dispatch,bsize", [("sparse", None), ("sparse", (6, 5)),
+                                            ("dense", None), ("auto", None)])
+def test_sparse_mask_matches_the_numpy_oracle(layout, train, dispatch, bsize):
+    n, h, w, c, k = 2, 13, 11, 3, 4
+    args, aux = _values(layout, n, h, w, c, k)
+    mask, m4 = _mask((n, h, w), layout, 0.06)
+    exe = executor(_sparse_sym(layout, k, eps=EPS, dispatch=dispatch, bsize=bsize),
+                   dict(args, m=m4), aux=aux)
+    y = exe.forward(is_train=train)[0].asnumpy()
+    want, stats = _oracle(args, aux, mask, layout, train)
+    np.testing.assert_allclose(y, want, rtol=1e-10, atol=1e-10)
+    if train:   # moving = moving * 0.9 + batch * 0.1 over the same regions
+        for i in (1, 2, 3):
+            np.testing.assert_allclose(exe.aux_dict[f"rb_bn{i}_moving_mean"].asnumpy(),
+                                       aux[f"rb_bn{i}_moving_mean"] * 0.9 + stats[i][0] * 0.1,
+                                       rtol=1e-10)
+            np.testing.assert_allclose(exe.aux_dict[f"rb_bn{i}_moving_var"].asnumpy(),
+                                       aux[f"rb_bn{i}_moving_var"] * 0.9 + stats[i][1] * 0.1,
+                                       rtol=1e-10)
+
+
+@pytest.mark.parametrize("layout,train,bsize", [("NCHW", True, (5, 6)), ("NHWC", True, None),
+                                                ("NHWC", False, (4, 4))])
+def test_numeric_gradients_through_the_block(layout, train, bsize):
+    n, h, w, c, k = 2, 6, 7, 3, 2
+    args, aux = _values(layout, n, h, w, c, k)
+    mask, m4 = _mask((n, h, w), layout, 0.08)
+    mask[0, 0, 0] = 1   # a border block
+    m4 = m4.copy()
+    m4.reshape(n, h, w)[0, 0, 0] = 1
+    s = _sparse_sym(layout, k, eps=EPS, bsize=bsize, dispatch="sparse")
+    vals = dict(args, m=m4)
+    exe = executor(s, vals, aux=aux)
+    y = exe.forward(is_train=train)[0].asnumpy()
+    head = RNG.standard_normal(y.shape)
+    exe.backward(mx.nd.array(head, dtype=np.float64), is_train=train)
+    num = numeric_grads(s, vals, head, list(args), aux=aux, is_train=train)
+    for name in args:
+        np.testing.assert_allclose(exe.grad_dict[name].asnumpy(), num[name], rtol=1e-5,
+                                   atol=1e-6, err_msg=name)
+    assert not exe.grad_dict["m"].asnumpy().any()
+
+
+def test_empty_mask_is_the_identity():
+    args, aux = _values("NCHW", 1, 5, 6, 2, 2)
+    exe = executor(_sparse_sym("NCHW", 2), dict(args, m=np.zeros((1, 5, 6), np.float32)),
+                   aux=aux)
+    np.testing.assert_array_equal(exe.forward(is_train=True)[0].asnumpy(), args["x"])
+    exe.backward(mx.nd.ones(args["x"].shape, dtype=np.float64))
+    assert (exe.grad_dict["x"].asnumpy() == 1).all()
+    assert not exe.grad_dict["rb_conv2_weight"].asnumpy().any()
+    for name in aux:   # no statistics from an empty region
+        np.testing.assert_array_equal(exe.aux_dict[name].asnumpy(), aux[name])
+
+
+def test_symbol_interface():
+    s = _sparse_sym("NCHW", 4)
+    assert s.list_arguments() == ["x", "m"] + [f"rb_{p}" for p in PARAMS]
+    assert s.list_auxiliary_states() == [f"rb_{a}" for a in AUX]
+    args, outs, auxs = s.infer_shape(x=(2, 16, 10, 12))
+    assert outs == [(2, 16, 10, 12)]
+    assert args[1:5] == [(2, 1, 10, 12), (16,), (16,), (4, 16, 1, 1)]
+    assert args[7] == (4, 4, 3, 3) and args[10] == (16, 4, 1, 1)
+    assert auxs == [(16,), (16,), (4,), (4,), (4,), (4,)]
