@@ -45,7 +45,7 @@ def test_tutorial_matches_mxnet_on_non_timing_fields(tutorial):
 
 def test_tutorial_fallback_warning_printed_once_per_signature(tutorial):
     res, _ = tutorial
-    err = res.stderr
-    assert err.count("operator = elemwise_add\ninput storage types = [csr, row_sparse, ]") == 1
-    assert err.count("Storage type fallback detected") == len(
-        set(err.split("Storage type fallback detected")[1:]))
+    # every fallback signature is reported at most once, however many batches run
+    chunks = res.stderr.split("Storage type fallback detected")[1:]
+    heads = [c.split("params =")[0] for c in chunks]
+    assert len(heads) == len(set(heads))
