@@ -11,7 +11,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..base import ShapeError
-from ..storage import CSR, IDX
+from ..storage import CSR, IDX, RSP
 from ._f16 import f16_safe
 
 # A dense column -> position map (O(n) memory and time) beats sorting or binary search
@@ -131,6 +131,25 @@ def dense_to_csr(x: np.ndarray) -> CSR:
     if nnz:
         _dense_fill(x, indptr, data, indices)
     return CSR(data, indices, indptr, x.shape)
+
+
+def csr_to_rsp(a: CSR) -> RSP:
+    """Rows with stored entries become dense row_sparse rows (duplicates summed); canonical."""
+    rows = np.flatnonzero(np.diff(a.indptr)).astype(IDX)
+    return RSP(csr_to_dense(take_rows_csr(a, rows)), rows, a.shape)
+
+
+def rsp_to_csr(r: RSP) -> CSR:
+    """Compress a 2-D canonical row_sparse array (explicit zeros dropped); canonical output."""
+    if len(r.shape) != 2:
+        raise ShapeError(f"cast_storage to csr needs a 2-D array, got shape {tuple(r.shape)}")
+    m = r.shape[0]
+    sub = dense_to_csr(np.ascontiguousarray(r.data).reshape(len(r.indices), r.shape[1]))
+    counts = np.zeros(m, dtype=IDX)
+    counts[r.indices] = np.diff(sub.indptr)
+    indptr = np.zeros(m + 1, dtype=IDX)
+    np.cumsum(counts, out=indptr[1:])
+    return CSR(sub.data, sub.indices, indptr, r.shape)
 
 
 def canonicalize_csr(a: CSR) -> CSR:
@@ -337,10 +356,9 @@ def _check_same(a, b, what):
         raise ShapeError(f"{what}: shapes differ, {tuple(a.shape)} vs {tuple(b.shape)}")
 
 
-def add_csr_csr(a: CSR, b: CSR, alpha=1.0, beta=1.0) -> CSR:
-    """alpha*a + beta*b; inputs canonical; output canonical on the union structure (zeros kept)."""
-    _check_same(a, b, "add(csr, csr)")
-    dt = _common(a.data.dtype, b.data.dtype)
+def union_struct(a: CSR, b: CSR):
+    """Union structure of canonical a and b: (indices, indptr, src in a, src in b; -1 absent)."""
+    _check_same(a, b, "union(csr, csr)")
     m = a.shape[0]
     indptr = np.zeros(m + 1, dtype=IDX)
     if m:
@@ -352,18 +370,12 @@ def add_csr_csr(a: CSR, b: CSR, alpha=1.0, beta=1.0) -> CSR:
     sb = np.empty(nnz, dtype=IDX)
     if nnz:
         _union_fill(a.indices, a.indptr, b.indices, b.indptr, indptr, indices, sa, sb)
-    data = np.zeros(nnz, dtype=dt)
-    ha, hb = sa >= 0, sb >= 0
-    va, vb = a.data[sa[ha]].astype(dt, copy=False), b.data[sb[hb]].astype(dt, copy=False)
-    data[ha] = va * dt.type(alpha) if alpha != 1 else va
-    data[hb] += vb * dt.type(beta) if beta != 1 else vb
-    return CSR(data, indices, indptr, a.shape)
+    return indices, indptr, sa, sb
 
 
-def mul_csr_csr(a: CSR, b: CSR) -> CSR:
-    """a * b elementwise; inputs canonical; output canonical on the intersection structure."""
-    _check_same(a, b, "mul(csr, csr)")
-    dt = _common(a.data.dtype, b.data.dtype)
+def inter_struct(a: CSR, b: CSR):
+    """Intersection structure of canonical a and b: (indices, indptr, src in a, src in b)."""
+    _check_same(a, b, "intersect(csr, csr)")
     m = a.shape[0]
     indptr = np.zeros(m + 1, dtype=IDX)
     if m:
@@ -375,6 +387,45 @@ def mul_csr_csr(a: CSR, b: CSR) -> CSR:
     sb = np.empty(nnz, dtype=IDX)
     if nnz:
         _inter_fill(a.indices, a.indptr, b.indices, b.indptr, indptr, indices, sa, sb)
+    return indices, indptr, sa, sb
+
+
+def _gather_or_zero(data, src, dt):
+    out = np.zeros(len(src), dtype=dt)
+    hit = src >= 0
+    out[hit] = data[src[hit]]
+    return out
+
+
+def union_apply_csr(a: CSR, b: CSR, fn) -> CSR:
+    """fn(a, b) on the union structure (absent entries read 0); fn(0, 0) must be 0.
+
+    Inputs canonical; output canonical, new arrays; explicit zeros produced by fn are kept.
+    """
+    indices, indptr, sa, sb = union_struct(a, b)
+    dt = _common(a.data.dtype, b.data.dtype)
+    va, vb = _gather_or_zero(a.data, sa, dt), _gather_or_zero(b.data, sb, dt)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        data = np.asarray(fn(va, vb)).astype(dt, copy=False)
+    return CSR(data, indices, indptr, a.shape)
+
+
+def add_csr_csr(a: CSR, b: CSR, alpha=1.0, beta=1.0) -> CSR:
+    """alpha*a + beta*b; inputs canonical; output canonical on the union structure (zeros kept)."""
+    indices, indptr, sa, sb = union_struct(a, b)
+    dt = _common(a.data.dtype, b.data.dtype)
+    data = np.zeros(len(indices), dtype=dt)
+    ha, hb = sa >= 0, sb >= 0
+    va, vb = a.data[sa[ha]].astype(dt, copy=False), b.data[sb[hb]].astype(dt, copy=False)
+    data[ha] = va * dt.type(alpha) if alpha != 1 else va
+    data[hb] += vb * dt.type(beta) if beta != 1 else vb
+    return CSR(data, indices, indptr, a.shape)
+
+
+def mul_csr_csr(a: CSR, b: CSR) -> CSR:
+    """a * b elementwise; inputs canonical; output canonical on the intersection structure."""
+    indices, indptr, sa, sb = inter_struct(a, b)
+    dt = _common(a.data.dtype, b.data.dtype)
     data = (a.data[sa] * b.data[sb]).astype(dt, copy=False)
     return CSR(data, indices, indptr, a.shape)
 

@@ -186,6 +186,24 @@ def add_rsp_rsp(a: RSP, b: RSP, alpha=1.0, beta=1.0) -> RSP:
     return RSP(out, idx[:nu].copy(), a.shape)
 
 
+def union_apply_rsp(a: RSP, b: RSP, fn) -> RSP:
+    """fn(a, b) on the union of rows (absent rows read 0); fn(0, 0) must be 0; canonical."""
+    _check_same(a, b, "union(row_sparse, row_sparse)")
+    dt = _common(a.data.dtype, b.data.dtype)
+    na, nb = len(a.indices), len(b.indices)
+    idx = np.empty(na + nb, dtype=IDX)
+    pa = np.empty(na, dtype=IDX)
+    pb = np.empty(nb, dtype=IDX)
+    nu = _merge_union(a.indices, b.indices, idx, pa, pb)
+    da = np.zeros((nu,) + a.shape[1:], dtype=dt)
+    db = np.zeros((nu,) + a.shape[1:], dtype=dt)
+    da[pa] = a.data
+    db[pb] = b.data
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = np.asarray(fn(da, db)).astype(dt, copy=False)
+    return RSP(out, idx[:nu].copy(), a.shape)
+
+
 def mul_rsp_rsp(a: RSP, b: RSP) -> RSP:
     """a * b on the intersection of rows; inputs canonical, output canonical."""
     _check_same(a, b, "mul(row_sparse, row_sparse)")

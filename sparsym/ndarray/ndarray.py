@@ -5,9 +5,9 @@ import numbers
 
 import numpy as np
 
+from .. import storage as st
 from ..base import MXNetError, ShapeError, StorageError, dtype_of
 from ..context import Context, current_context
-from .. import storage as st
 
 __all__ = ["NDArray", "wrap", "array", "zeros", "ones", "empty", "full", "arange", "waitall",
            "concatenate", "moveaxis"]
@@ -99,9 +99,7 @@ class NDArray:
 
     def __repr__(self):
         shape = "x".join(str(s) for s in self.shape)
-        body = str(self.asnumpy()) if self.stype == "default" else ""
-        cls = type(self).__name__
-        return f"\n{body}\n<{cls} {shape} @{self._ctx}>" if body else f"\n<{cls} {shape} @{self._ctx}>"
+        return f"\n{self.asnumpy()}\n<{type(self).__name__} {shape} @{self._ctx}>"
 
     def __bool__(self):
         if self.size == 1:
@@ -127,9 +125,9 @@ class NDArray:
             yield self[i]
 
     def __reduce__(self):
-        # pickling: plain arrays only (loading pickles is the user's choice, never ours)
+        # pickling keeps the storage type and context (loading pickles is the user's choice)
         from .sparse import _reduce_raw
-        return _reduce_raw(self._raw)
+        return _reduce_raw(self._raw, self._ctx)
 
     # ------------------------------------------------------------------ conversion
     def asnumpy(self):
@@ -151,7 +149,8 @@ class NDArray:
         return invoke("cast_storage", [self], {"stype": stype})[0]
 
     def astype(self, dtype, copy=True):
-        """Cast to ``dtype``; with copy=False the same array returns when dtype matches."""
+        """Cast to ``dtype`` keeping the storage type; with copy=False the same array
+        returns when the dtype already matches."""
         dtype = dtype_of(dtype)
         if not copy and np.dtype(self.dtype) == dtype:
             return self
@@ -169,13 +168,19 @@ class NDArray:
         return self.copyto(self._ctx)
 
     def copyto(self, other):
-        """Copy to a context (new array) or into an NDArray (its stype is kept)."""
+        """Copy to a context (a new array, same storage type) or into an NDArray.
+
+        Copying into an NDArray converts to the target's storage type and dtype
+        (MXNet's CopyFromTo); the target must have the same shape.
+        """
         if isinstance(other, Context):
-            raw = self._raw.copy()
-            return wrap(raw, other)
+            return wrap(self._raw.copy(), other)
         if isinstance(other, NDArray):
             if other is self:
                 return other
+            if tuple(other.shape) != tuple(self.shape):
+                raise ShapeError(f"copyto: shape mismatch, source {self.shape} vs target "
+                                 f"{other.shape}")
             other._assign(self._raw)
             return other
         raise TypeError(f"copyto does not support type {type(other).__name__}")
@@ -190,31 +195,32 @@ class NDArray:
 
     # ------------------------------------------------------------------ assignment
     def _assign(self, value):
-        """Write ``value`` (raw, NDArray, numpy or scalar) into this array, keeping its stype."""
+        """Write ``value`` (raw, NDArray, numpy or scalar) into this array, keeping its stype
+        and dtype (a sparse target gets the value's structure, converted)."""
         if not self.writable:
             raise MXNetError("trying to assign to a readonly NDArray")
         value = _raw_of(value)
         mine = self._raw
         if isinstance(mine, np.ndarray):
             if isinstance(value, (st.CSR, st.RSP)):
-                value = st.todense(value)
+                _scatter_into(mine, value)
+                return
             value = np.asarray(value)
-            if value.shape != mine.shape and value.size != 1:
-                try:
-                    np.broadcast_to(value, mine.shape)
-                except ValueError:
-                    raise ShapeError(f"cannot assign array of shape {value.shape} to NDArray of "
-                                     f"shape {mine.shape}") from None
-            np.copyto(mine, value, casting="unsafe")
+            try:
+                np.copyto(mine, np.broadcast_to(value, mine.shape), casting="unsafe")
+            except ValueError:
+                raise ShapeError(f"cannot assign an array of shape {value.shape} to an NDArray "
+                                 f"of shape {mine.shape}") from None
             return
         if isinstance(value, numbers.Number) or (isinstance(value, np.ndarray) and value.ndim == 0):
             value = np.full(mine.shape, value, dtype=mine.dtype)
         if not isinstance(value, (st.CSR, st.RSP)):
             value = np.asarray(value)
         if tuple(value.shape) != tuple(mine.shape):
-            raise ShapeError(f"cannot assign array of shape {tuple(value.shape)} to "
+            raise ShapeError(f"cannot assign an array of shape {tuple(value.shape)} to a "
                              f"{self.stype} NDArray of shape {mine.shape}")
-        new = st.cast_raw(value, self.stype)
+        from .op import invoke_raw_cast
+        new = invoke_raw_cast(value, self.stype)
         if new is value:
             new = value.copy()
         if new.dtype != mine.dtype:
@@ -222,20 +228,32 @@ class NDArray:
         self._raw = new
 
     def __setitem__(self, key, value):
+        """``x[key] = value`` (numpy indexing for dense arrays; sparse arrays take ``[:]``)."""
         if isinstance(key, slice) and key == slice(None):
+            if isinstance(value, NDArray) and value._raw is self._raw:
+                return
             self._assign(value)
             return
         if self.stype != "default":
-            raise StorageError(f"{self.stype} NDArray only supports assignment to [:], got {key!r}")
+            raise StorageError(f"{self.stype} NDArray only supports assignment to [:], got "
+                               f"{key!r}")
+        if not self.writable:
+            raise MXNetError("trying to assign to a readonly NDArray")
         value = _raw_of(value)
         if isinstance(value, (st.CSR, st.RSP)):
             value = st.todense(value)
         key = _raw_key(key)
-        self._raw[key] = value
+        try:
+            self._raw[key] = value
+        except (ValueError, IndexError) as err:
+            raise ShapeError(f"NDArray.__setitem__: cannot assign {np.shape(value)} to "
+                             f"index {key!r} of an array of shape {self.shape}: {err}") from None
 
     def __getitem__(self, key):
+        """Numpy-style indexing of a dense array (a new array: MXNet's basic indexing)."""
         key = _raw_key(key)
-        if isinstance(key, tuple) and len(key) > self.ndim:
+        if isinstance(key, tuple) and len([k for k in key if k is not None and
+                                           k is not Ellipsis]) > self.ndim:
             raise IndexError(f"too many indices ({len(key)}) for an array of {self.ndim} dims")
         out = self._raw[key]
         if not isinstance(out, np.ndarray):
@@ -282,6 +300,8 @@ class NDArray:
         return self[tuple(idx)]
 
     # ------------------------------------------------------------------ arithmetic
+    # MXNet 1.9: NDArray operators use the broadcast_* ops (dense + sparse -> broadcast rules),
+    # sparse arrays override +, -, * with nd.sparse.add/subtract/multiply (elemwise rules).
     def _bin(self, other, name, scalar_name, reverse=False):
         from .op import binary
         return binary(self, other, name, scalar_name, reverse)
@@ -289,7 +309,8 @@ class NDArray:
     def __add__(self, o):
         return self._bin(o, "add", "_plus_scalar")
 
-    __radd__ = __add__
+    def __radd__(self, o):
+        return self.__add__(o)
 
     def __sub__(self, o):
         return self._bin(o, "sub", "_minus_scalar")
@@ -300,7 +321,8 @@ class NDArray:
     def __mul__(self, o):
         return self._bin(o, "mul", "_mul_scalar")
 
-    __rmul__ = __mul__
+    def __rmul__(self, o):
+        return self.__mul__(o)
 
     def __truediv__(self, o):
         return self._bin(o, "div", "_div_scalar")
@@ -308,8 +330,14 @@ class NDArray:
     def __rtruediv__(self, o):
         return self._bin(o, "div", "_rdiv_scalar", reverse=True)
 
+    __div__ = __truediv__
+    __rdiv__ = __rtruediv__
+
     def __mod__(self, o):
         return self._bin(o, "mod", "_mod_scalar")
+
+    def __rmod__(self, o):
+        return self._bin(o, "mod", "_rmod_scalar", reverse=True)
 
     def __pow__(self, o):
         return self._bin(o, "power", "_power_scalar")
@@ -320,6 +348,9 @@ class NDArray:
     def __neg__(self):
         from .op import invoke
         return invoke("negative", [self], {})[0]
+
+    def __pos__(self):
+        return self
 
     def __abs__(self):
         from .op import invoke
@@ -343,37 +374,47 @@ class NDArray:
     def __le__(self, o):
         return self._bin(o, "lesser_equal", "_lesser_equal_scalar")
 
-    def _inplace(self, other, fn):
+    def _iop(self, other, fn):
+        """Dense in-place operator: compute, then write back into this buffer."""
+        if not self.writable:
+            raise MXNetError("trying to assign to a readonly NDArray")
         res = fn(self, other)
-        if res.stype != self.stype:
-            res = res.tostype(self.stype)
-        if self.stype == "default":
-            np.copyto(self._raw, res._raw, casting="unsafe")
-        else:
-            self._raw = res._raw
+        np.copyto(self._raw, np.broadcast_to(st.todense(res._raw), self.shape),
+                  casting="unsafe")
         return self
 
     def __iadd__(self, o):
-        return self._inplace(o, NDArray.__add__)
+        return self._iop(o, NDArray.__add__)
 
     def __isub__(self, o):
-        return self._inplace(o, NDArray.__sub__)
+        return self._iop(o, NDArray.__sub__)
 
     def __imul__(self, o):
-        return self._inplace(o, NDArray.__mul__)
+        return self._iop(o, NDArray.__mul__)
 
     def __itruediv__(self, o):
-        return self._inplace(o, NDArray.__truediv__)
+        return self._iop(o, NDArray.__truediv__)
+
+    __idiv__ = __itruediv__
+
+    def __imod__(self, o):
+        return self._iop(o, NDArray.__mod__)
 
     def __getattr__(self, name):
         # fluent methods: x.sum(axis=1), x.exp(), ... resolve to the registered op
-        if name.startswith("_"):
-            raise AttributeError(name)
         from .op import fluent
         fn = fluent(name)
         if fn is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
+
+
+def _scatter_into(dense, raw):
+    """Overwrite a dense buffer with a sparse value (zeros where nothing is stored)."""
+    if tuple(raw.shape) != tuple(dense.shape):
+        raise ShapeError(f"cannot assign a {raw.stype} array of shape {tuple(raw.shape)} to an "
+                         f"NDArray of shape {dense.shape}")
+    np.copyto(dense, st.todense(raw), casting="unsafe")
 
 
 def _raw_key(key):

@@ -67,26 +67,64 @@ def _to_nd(x, like=None):
     return wrap(np.asarray(x, dtype=dtype))
 
 
+def invoke_raw_cast(raw, stype):
+    """Convert a raw value to ``stype`` with cast_storage's kernels (no full densify for
+    csr <-> row_sparse)."""
+    cur = st.stype_of(raw)
+    if cur == stype:
+        return raw
+    op = get_op("cast_storage")
+    attrs = op.params.parse("cast_storage", {"stype": stype})
+    row, _, _ = resolve_dispatch(op, attrs, (cur,))
+    return row.kernel(attrs, [raw])[0]
+
+
+_BROADCAST = {"add": "broadcast_add", "sub": "broadcast_sub", "mul": "broadcast_mul",
+              "div": "broadcast_div", "mod": "broadcast_mod", "power": "broadcast_power",
+              "equal": "broadcast_equal", "not_equal": "broadcast_not_equal",
+              "greater": "broadcast_greater", "greater_equal": "broadcast_greater_equal",
+              "lesser": "broadcast_lesser", "lesser_equal": "broadcast_lesser_equal"}
+
+
+def _is_scalar(x):
+    return isinstance(x, (numbers.Number, np.generic)) or (isinstance(x, np.ndarray)
+                                                           and x.ndim == 0)
+
+
 def binary(lhs, rhs, kind, scalar_name, reverse=False):
-    """``lhs <kind> rhs`` following MXNet's dispatch: scalar op, elemwise op or broadcast op."""
-    if isinstance(rhs, numbers.Number) or (isinstance(rhs, np.ndarray) and rhs.ndim == 0):
+    """``lhs <kind> rhs`` as MXNet's NDArray operators do it: a scalar op for a number,
+    otherwise the broadcast_* op (whose storage rows apply)."""
+    if _is_scalar(rhs):
         return invoke(scalar_name, [lhs], {"scalar": float(rhs)})[0]
-    rhs = _to_nd(rhs, lhs)
+    if not isinstance(rhs, NDArray):
+        try:
+            rhs = _to_nd(rhs, lhs)
+        except (TypeError, ValueError):
+            raise TypeError(f"type {type(rhs).__name__} not supported") from None
     a, b = (rhs, lhs) if reverse else (lhs, rhs)
-    elemwise = {"add": "elemwise_add", "sub": "elemwise_sub", "mul": "elemwise_mul",
-                "div": "elemwise_div"}.get(kind, "_" + kind)
-    if a.shape == b.shape:
-        return invoke(elemwise, [a, b], {})[0]
-    bname = {"add": "broadcast_add", "sub": "broadcast_sub", "mul": "broadcast_mul",
-             "div": "broadcast_div", "lesser": "broadcast_lesser",
-             "lesser_equal": "broadcast_lesser_equal"}.get(kind, "broadcast_" + kind)
-    return invoke(bname, [a, b], {})[0]
+    return invoke(_BROADCAST[kind], [a, b], {})[0]
+
+
+# MXNet 1.9's NDArray fluent methods that map to operators (x.sum(), x.exp(), ...)
+FLUENT = frozenset("""
+abs arccos arccosh arcsin arcsinh arctan arctanh argmax argmax_channel argmin argsort
+broadcast_axes broadcast_like cbrt ceil clip cos cosh degrees depth_to_space diag exp expm1
+fix flip floor log log10 log1p log2 log_softmax max mean min nanprod nansum norm one_hot
+ones_like pad pick prod radians rcbrt reciprocal relu repeat rint round rsqrt shape_array
+sigmoid sign sin sinh size_array slice slice_like softmax softmin sort space_to_depth split
+split_v2 sqrt square sum swapaxes take tan tanh tile topk trunc zeros_like
+""".split())
 
 
 def fluent(name):
-    """The ``nd.<name>`` function for fluent methods (``x.sum()``), or None."""
-    from . import _internal_ops
-    return getattr(_internal_ops, name, None)
+    """The ``nd.<name>`` front end behind fluent method ``x.<name>(...)``, or None."""
+    if name not in FLUENT:
+        return None
+    from .. import ndarray as nd_pkg
+    fn = getattr(nd_pkg, name, None)
+    if fn is None:
+        raise AttributeError(f"fluent method {name!r}: operator {name} is not registered")
+    return fn
 
 
 def make_function(op_name, op):

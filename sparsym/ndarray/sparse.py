@@ -1,19 +1,29 @@
-"""CSRNDArray and RowSparseNDArray, and the ``nd.sparse`` constructors."""
+"""CSRNDArray and RowSparseNDArray, and the ``nd.sparse`` constructors and arithmetic.
+
+The registry's front ends are added to this module's namespace (``nd.sparse.dot``...), so
+builtins that share an op's name (slice, sum, abs...) are reached through ``builtins`` here.
+"""
 from __future__ import annotations
+
+import builtins
+import numbers
 
 import numpy as np
 
 from .. import storage as st
 from ..base import ShapeError, StorageError, dtype_of
-from ..context import current_context
+from ..context import Context, current_context
 from .ndarray import NDArray, _shape, wrap
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix",
-           "row_sparse_array", "zeros", "empty", "array"]
+           "row_sparse_array", "zeros", "empty", "array", "add", "subtract", "multiply",
+           "divide"]
+
+_slice = builtins.slice
 
 
 class BaseSparseNDArray(NDArray):
-    """Common base of the sparse array classes."""
+    """Common base of the sparse array classes (MXNet's ``BaseSparseNDArray``)."""
 
     __slots__ = ()
 
@@ -22,34 +32,81 @@ class BaseSparseNDArray(NDArray):
         return f"\n<{type(self).__name__} {shape} @{self._ctx}>"
 
     def reshape(self, *shape, **kwargs):
-        raise StorageError(f"reshape is not supported for {self.stype} NDArray")
+        raise StorageError(f"reshape is not supported for {self.stype} NDArray; convert it "
+                           "with tostype('default') first")
 
     def check_format(self, full_check=True):
-        """Raise StorageError if the stored structure is invalid."""
+        """Check the stored structure; raise StorageError naming what is wrong.
+
+        Parameters
+        ----------
+        full_check : bool
+            Also check index ranges and ordering (O(nnz)); otherwise only the lengths.
+        """
         raw = self._raw
         if isinstance(raw, st.CSR):
-            st.check_csr(raw.data, raw.indices, raw.indptr, raw.shape, "check_format", full_check)
-            if full_check:
-                for i in range(raw.shape[0]):
-                    seg = raw.indices[raw.indptr[i]:raw.indptr[i + 1]]
-                    if len(seg) > 1 and np.any(np.diff(seg) <= 0):
-                        raise StorageError(f"check_format: column indices of row {i} are not "
-                                           "sorted and unique")
+            _check_csr_full(raw.data, raw.indices, raw.indptr, raw.shape, "check_format",
+                            full_check)
         else:
             st.check_rsp(raw.data, raw.indices, raw.shape, "check_format", full_check)
 
     @property
     def data(self):
-        """The stored values (a dense NDArray view)."""
-        return wrap(self._raw.data, self._ctx)
+        """A copy of the stored values (MXNet returns a deep copy too)."""
+        return wrap(self._raw.data.copy(), self._ctx)
 
     @property
     def indices(self):
-        """Column indices (csr) or row indices (row_sparse), int64."""
-        return wrap(self._raw.indices, self._ctx)
+        """A copy of the column (csr) or row (row_sparse) indices, int64."""
+        return wrap(self._raw.indices.copy(), self._ctx)
 
+    @property
+    def _num_aux(self):
+        return 2 if self.stype == "csr" else 1
+
+    @property
     def _aux_types(self):
-        return [np.int64] * (2 if self.stype == "csr" else 1)
+        return [np.int64] * self._num_aux
+
+    def _aux_type(self, i):
+        return np.int64
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, _slice) or key != _slice(None):
+            raise StorageError(f"{type(self).__name__} only supports assignment to [:], got "
+                               f"{key!r}")
+        if isinstance(value, NDArray) and value._raw is self._raw:
+            return
+        self._assign(value)
+
+    # MXNet: a sparse array's in-place operators compute then copy back in its own stype
+    def _iop(self, other, fn):
+        res = fn(self, other)
+        self._assign(res)
+        return self
+
+    def __iadd__(self, other):
+        return self._iop(other, add)
+
+    def __isub__(self, other):
+        return self._iop(other, subtract)
+
+    def __imul__(self, other):
+        return self._iop(other, multiply)
+
+    def __itruediv__(self, other):
+        return self._iop(other, NDArray.__truediv__)
+
+    # only the forward operators: a reflected one here would take priority over the dense
+    # operand's own (Python prefers a subclass's override), unlike MXNet
+    def __add__(self, other):
+        return add(self, other)
+
+    def __sub__(self, other):
+        return subtract(self, other)
+
+    def __mul__(self, other):
+        return multiply(self, other)
 
 
 class CSRNDArray(BaseSparseNDArray):
@@ -61,33 +118,47 @@ class CSRNDArray(BaseSparseNDArray):
     >>> a = mx.nd.sparse.csr_matrix(([1.0, 2.0], [0, 2], [0, 1, 2]), shape=(2, 3))
     >>> a.asnumpy().tolist()
     [[1.0, 0.0, 0.0], [0.0, 0.0, 2.0]]
+    >>> a[1].indices.asnumpy().tolist()
+    [2]
     """
 
     __slots__ = ()
 
     @property
     def indptr(self):
-        """Row pointers, int64."""
-        return wrap(self._raw.indptr, self._ctx)
+        """A copy of the row pointers, int64."""
+        return wrap(self._raw.indptr.copy(), self._ctx)
 
     def asscipy(self):
         """A ``scipy.sparse.csr_matrix`` sharing this array's buffers (zero-copy)."""
         import scipy.sparse as sp
         r = self._raw
-        m = sp.csr_matrix((r.shape), dtype=r.data.dtype)
+        m = sp.csr_matrix(r.shape, dtype=r.data.dtype)
         m.data, m.indices, m.indptr = r.data, r.indices, r.indptr
         return m
 
     def __getitem__(self, key):
-        if isinstance(key, (int, np.integer)):
-            key = slice(int(key), int(key) + 1)
-        if isinstance(key, slice):
+        """Rows ``a[i]`` or ``a[b:e]`` as csr (continuous slices on axis 0 only)."""
+        m = self.shape[0]
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            i = int(key)
+            if not -m <= i < m:
+                raise IndexError(f"index {i} is out of bounds for axis 0 with size {m}")
+            i %= m
+            key = _slice(i, i + 1)
+        if isinstance(key, _slice):
             if key.step not in (None, 1):
                 raise ValueError("CSRNDArray only supports continuous slicing on axis 0")
-            begin, end, _ = key.indices(self.shape[0])
+            if key == _slice(None):
+                return self
+            begin, end, _ = key.indices(m)
             from ..kernels import csr as kcsr
-            return wrap(kcsr.slice_rows(self._raw, begin, max(begin, end)), self._ctx)
-        raise ValueError(f"CSRNDArray only supports continuous row slicing, got {key!r}")
+            sub = kcsr.slice_rows(self._raw, begin, builtins.max(begin, end))
+            return wrap(st.CSR(sub.data.copy(), sub.indices.copy(), sub.indptr, sub.shape),
+                        self._ctx)
+        if isinstance(key, tuple):
+            raise ValueError("Multi-dimension indexing is not supported")
+        raise ValueError(f"Undefined behaviour for {key!r}")
 
 
 class RowSparseNDArray(BaseSparseNDArray):
@@ -104,15 +175,30 @@ class RowSparseNDArray(BaseSparseNDArray):
     __slots__ = ()
 
     def retain(self, indices):
-        """Keep only the rows listed in ``indices``."""
+        """Keep only the rows listed in ``indices`` (NDArray or array-like of row ids)."""
         from .op import invoke
-        return invoke("_sparse_retain", [self, indices if isinstance(indices, NDArray)
-                                         else wrap(np.asarray(indices, np.int64))], {})[0]
+        idx = indices if isinstance(indices, NDArray) else wrap(np.asarray(indices, np.int64))
+        return invoke("_sparse_retain", [self, idx], {})[0]
 
     def __getitem__(self, key):
-        if isinstance(key, slice) and key == slice(None):
+        if isinstance(key, _slice) and key == _slice(None):
             return self
         raise ValueError(f"RowSparseNDArray only supports [:] indexing, got {key!r}")
+
+
+# ---------------------------------------------------------------------- checks
+def _check_csr_full(data, indices, indptr, shape, where, full=True):
+    """Lengths, then (full) monotone indptr, column range and per-row sorted unique columns."""
+    st.check_csr(data, indices, indptr, shape, where, full)
+    if full and len(indices) > 1:
+        d = np.diff(indices)
+        starts = np.zeros(len(indices), dtype=bool)
+        starts[indptr[1:-1][indptr[1:-1] < len(indices)]] = True
+        bad = np.flatnonzero((d <= 0) & ~starts[1:])
+        if len(bad):
+            row = int(np.searchsorted(indptr, bad[0] + 1, side="right") - 1)
+            raise StorageError(f"{where}: column indices of row {row} must be sorted and unique, "
+                               f"got {indices[indptr[row]:indptr[row + 1]].tolist()[:10]}")
 
 
 # ---------------------------------------------------------------------- constructors
@@ -134,17 +220,24 @@ def _idx(x, where, name):
     arr = _np(x)
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         if not np.all(np.equal(np.mod(arr, 1), 0)):
-            raise StorageError(f"{where}: {name} must be integers, got dtype {arr.dtype}")
+            raise StorageError(f"{where}: {name} must be integers, got values of dtype "
+                               f"{arr.dtype}")
     return np.ascontiguousarray(arr.reshape(-1), dtype=np.int64)
 
 
-def _canonical_csr(data, indices, indptr, shape):
-    """Sort columns within rows and sum duplicates when the input is not canonical."""
-    if len(indices) < 2:
-        return st.CSR(data, indices, indptr, shape)
-    from ..kernels import csr as kcsr
-    raw = st.CSR(data, indices, indptr, shape)
-    return kcsr.canonicalize_csr(raw)
+def _ctx_of(ctx):
+    if ctx is None:
+        return current_context()
+    return ctx if isinstance(ctx, Context) else Context(ctx)
+
+
+def _dtype(dtype, src):
+    """MXNet's rule: the given dtype, else the source's (NDArray/numpy), else float32."""
+    if dtype is not None:
+        return dtype_of(dtype)
+    if isinstance(src, (np.ndarray, NDArray)):
+        return np.dtype(src.dtype)
+    return np.dtype(np.float32)
 
 
 def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
@@ -152,26 +245,33 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
 
     Parameters
     ----------
-    arg1 : tuple (data, indices, indptr), scipy sparse matrix, CSRNDArray, dense array
-        or ``(M, N)`` for an empty matrix.
+    arg1 : tuple, scipy sparse matrix, CSRNDArray, NDArray or array-like
+        ``(data, indices, indptr)``; ``(data, (row, col))`` (COO, duplicates summed);
+        ``(M, N)`` for an all-zero matrix; a scipy matrix; or a dense 2-D source.
+        Unsorted or duplicate column indices within a row are sorted and summed.
     shape : tuple of int, optional
-        Required with (data, indices, indptr) when it cannot be inferred.
+        Inferred from ``indptr`` and the largest column index when omitted.
     ctx : Context, optional
-    dtype : str or numpy.dtype, optional (float32 unless the source has a dtype)
+    dtype : str or numpy.dtype, optional
+        Default: the source's dtype for numpy/NDArray/scipy sources, else float32.
 
     Returns
     -------
     CSRNDArray
+
+    Raises
+    ------
+    StorageError
+        Column indices out of range, a non-monotone ``indptr`` or mismatched lengths.
     """
-    ctx = ctx or current_context()
+    ctx = _ctx_of(ctx)
     where = "csr_matrix"
-    if isinstance(arg1, tuple) and len(arg1) == 2 and all(isinstance(v, (int, np.integer))
-                                                         for v in arg1):
+    if isinstance(arg1, tuple) and len(arg1) == 2 and all(
+            isinstance(v, (int, np.integer)) for v in arg1):
         return wrap(st.zeros_raw("csr", arg1, dtype_of(dtype or np.float32)), ctx)
     if isinstance(arg1, tuple) and len(arg1) == 3:
         data, indices, indptr = arg1
-        src_dtype = data.dtype if isinstance(data, (np.ndarray, NDArray)) else np.float32
-        data = np.ascontiguousarray(_np(data, dtype_of(dtype or src_dtype)).reshape(-1))
+        data = np.ascontiguousarray(_np(data, _dtype(dtype, data)).reshape(-1))
         indices = _idx(indices, where, "indices")
         indptr = _idx(indptr, where, "indptr")
         if shape is None:
@@ -181,18 +281,31 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
         st.check_csr(data, indices, indptr, shape, where)
         return wrap(_canonical_csr(data, indices, indptr, shape), ctx)
     if isinstance(arg1, tuple) and len(arg1) == 2:
-        raise StorageError(f"{where}: (data, (row, col)) COO input is not supported; "
-                           "pass (data, indices, indptr) or a scipy matrix")
+        import scipy.sparse as sp
+        data, (row, col) = arg1
+        data = _np(data, _dtype(dtype, data)).reshape(-1)
+        row, col = _idx(row, where, "row"), _idx(col, where, "col")
+        if not (len(row) == len(col) == len(data)):
+            raise StorageError(f"{where}: COO data, row and col must have the same length, got "
+                               f"{len(data)}, {len(row)} and {len(col)}")
+        if shape is None:
+            shape = (int(row.max()) + 1 if len(row) else 0, int(col.max()) + 1 if len(col) else 0)
+        shape = _shape(shape)
+        for name, v, lim in (("row", row, shape[0]), ("col", col, shape[1])):
+            if len(v) and (v.min() < 0 or v.max() >= lim):
+                raise StorageError(f"{where}: {name} indices must be in [0, {lim}), got range "
+                                   f"[{int(v.min())}, {int(v.max())}]")
+        return csr_matrix(sp.coo_matrix((data, (row, col)), shape=shape).tocsr(), ctx=ctx)
     if _is_scipy_sparse(arg1):
         m = arg1.tocsr()
         if dtype is not None:
             m = m.astype(dtype_of(dtype))
+        if shape is not None and _shape(shape) != m.shape:
+            raise ShapeError(f"{where}: shape {_shape(shape)} does not match the scipy matrix "
+                             f"shape {m.shape}")
         data = np.ascontiguousarray(m.data)
         indices = m.indices.astype(np.int64, copy=False)
         indptr = m.indptr.astype(np.int64, copy=False)
-        if shape is not None and _shape(shape) != m.shape:
-            raise ShapeError(f"{where}: shape {_shape(shape)} does not match scipy matrix "
-                             f"shape {m.shape}")
         st.check_csr(data, indices, indptr, m.shape, where)
         if not m.has_canonical_format:
             return wrap(_canonical_csr(data, indices, indptr, m.shape), ctx)
@@ -201,14 +314,29 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
         out = arg1.copy() if dtype is None else arg1.astype(dtype)
         out._ctx = ctx
         return out
-    dense = _np(arg1, dtype_of(dtype) if dtype else None)
-    if dense.dtype == np.float64 and dtype is None and not isinstance(arg1, np.ndarray):
-        dense = dense.astype(np.float32)
+    if isinstance(arg1, NDArray) and arg1.stype != "default":
+        return csr_matrix(arg1.tostype("csr"), shape=shape, ctx=ctx, dtype=dtype)
+    dense = _np(arg1, _dtype(dtype, arg1))
     if dense.ndim != 2:
         raise ShapeError(f"{where}: expected a 2-D source, got shape {dense.shape}")
     if shape is not None and _shape(shape) != dense.shape:
-        raise ShapeError(f"{where}: shape {_shape(shape)} does not match source {dense.shape}")
+        raise ShapeError(f"{where}: shape {_shape(shape)} does not match the source's "
+                         f"{dense.shape}")
     return wrap(st.dense_to_csr(dense), ctx)
+
+
+def _canonical_csr(data, indices, indptr, shape):
+    """Sort columns within rows and sum duplicates when the input is not canonical."""
+    raw = st.CSR(data, indices, indptr, shape)
+    if len(indices) < 2:
+        return raw
+    d = np.diff(indices)
+    starts = np.zeros(len(indices), dtype=bool)
+    starts[indptr[1:-1][indptr[1:-1] < len(indices)]] = True
+    if not np.any((d <= 0) & ~starts[1:]):
+        return raw
+    from ..kernels import csr as kcsr
+    return kcsr.canonicalize_csr(raw)
 
 
 def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
@@ -216,8 +344,9 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
 
     Parameters
     ----------
-    arg1 : tuple (data, indices), RowSparseNDArray, dense array, or a shape tuple
-        Unsorted or duplicate indices are sorted and their rows summed.
+    arg1 : tuple, RowSparseNDArray, NDArray or array-like
+        ``(data, indices)`` (unsorted or duplicate indices are sorted, duplicate rows
+        summed); ``(D0, D1, ...)`` for an all-zero array; or a dense source.
     shape : tuple of int, optional
     ctx : Context, optional
     dtype : str or numpy.dtype, optional
@@ -225,25 +354,32 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
     Returns
     -------
     RowSparseNDArray
+
+    Raises
+    ------
+    StorageError
+        Row indices out of range or a data/indices length mismatch.
     """
-    ctx = ctx or current_context()
+    ctx = _ctx_of(ctx)
     where = "row_sparse_array"
-    if isinstance(arg1, tuple) and all(isinstance(v, (int, np.integer)) for v in arg1) and arg1:
+    if isinstance(arg1, tuple) and arg1 and all(isinstance(v, (int, np.integer)) for v in arg1):
         return wrap(st.zeros_raw("row_sparse", arg1, dtype_of(dtype or np.float32)), ctx)
     if isinstance(arg1, tuple) and len(arg1) == 2:
         data, indices = arg1
-        src_dtype = data.dtype if isinstance(data, (np.ndarray, NDArray)) else np.float32
-        data = np.ascontiguousarray(_np(data, dtype_of(dtype or src_dtype)))
+        data = np.ascontiguousarray(_np(data, _dtype(dtype, data)))
         indices = _idx(indices, where, "indices")
-        if data.ndim == 1 and len(indices) == 1 and shape is not None and len(shape) > 1:
+        if shape is not None and data.ndim == len(shape) - 1 and len(indices) == 1:
             data = data.reshape((1,) + tuple(data.shape))
         if shape is None:
             nrow = int(indices.max()) + 1 if len(indices) else 0
             shape = (nrow,) + tuple(data.shape[1:])
         shape = _shape(shape)
-        if data.shape[0] != len(indices):
-            raise StorageError(f"{where}: data has {data.shape[0]} rows but indices has "
-                               f"{len(indices)} entries")
+        if data.ndim == 0 or data.shape[0] != len(indices):
+            raise StorageError(f"{where}: data has {data.shape[0] if data.ndim else 0} rows but "
+                               f"indices has {len(indices)} entries")
+        if tuple(data.shape[1:]) != tuple(shape[1:]):
+            raise ShapeError(f"{where}: data row shape {tuple(data.shape[1:])} does not match "
+                             f"the array shape {shape}")
         if len(indices) and (indices.min() < 0 or indices.max() >= shape[0]):
             raise StorageError(f"{where}: row indices must be in [0, {shape[0]}), got range "
                                f"[{int(indices.min())}, {int(indices.max())}]")
@@ -252,31 +388,36 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
             raw = krsp.canonicalize_rsp(data, indices, shape)
         else:
             raw = st.RSP(data, indices, shape)
-        st.check_rsp(raw.data, raw.indices, raw.shape, where, full=False)
         return wrap(raw, ctx)
     if isinstance(arg1, RowSparseNDArray):
         out = arg1.copy() if dtype is None else arg1.astype(dtype)
         out._ctx = ctx
         return out
-    dense = _np(arg1, dtype_of(dtype) if dtype else None)
-    if dense.dtype == np.float64 and dtype is None and not isinstance(arg1, np.ndarray):
-        dense = dense.astype(np.float32)
+    if isinstance(arg1, NDArray) and arg1.stype != "default":
+        return row_sparse_array(arg1.tostype("row_sparse"), shape=shape, ctx=ctx, dtype=dtype)
+    dense = _np(arg1, _dtype(dtype, arg1))
+    if shape is not None and _shape(shape) != dense.shape:
+        raise ShapeError(f"{where}: shape {_shape(shape)} does not match the source's "
+                         f"{dense.shape}")
     return wrap(st.dense_to_rsp(dense), ctx)
 
 
 def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
-    """All-zero array of the given storage type."""
+    """All-zero array of the given storage type ('default', 'row_sparse' or 'csr')."""
     from .ndarray import zeros as _zeros
     return _zeros(shape, ctx=ctx, dtype=dtype, stype=stype)
 
 
 def empty(stype, shape, ctx=None, dtype=None):
-    """Like :func:`zeros`."""
+    """Like :func:`zeros` (memory is always initialised)."""
     return zeros(stype, shape, ctx, dtype)
 
 
 def array(source_array, ctx=None, dtype=None):
-    """Create a sparse array from a scipy matrix or a sparse NDArray (keeps its stype)."""
+    """A sparse array from a scipy matrix or a sparse NDArray (keeps the storage type).
+
+    The default dtype is the source's dtype.
+    """
     if isinstance(source_array, RowSparseNDArray):
         return row_sparse_array(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, CSRNDArray) or _is_scipy_sparse(source_array):
@@ -285,17 +426,56 @@ def array(source_array, ctx=None, dtype=None):
                      f"NDArray, got {type(source_array).__name__}")
 
 
-def _rebuild(kind, parts, shape):
+# ---------------------------------------------------------------------- arithmetic
+def _ufunc(lhs, rhs, elem, bcast, scalar, rscalar=None):
+    """MXNet's sparse _ufunc_helper: elemwise op for same shapes, else the broadcast op."""
+    from .op import invoke
+    if isinstance(lhs, numbers.Number) and isinstance(rhs, numbers.Number):
+        raise TypeError("at least one operand must be an NDArray")
+    if isinstance(rhs, numbers.Number):
+        return invoke(scalar, [lhs], {"scalar": float(rhs)})[0]
+    if isinstance(lhs, numbers.Number):
+        return invoke(rscalar or scalar, [rhs], {"scalar": float(lhs)})[0]
+    lhs = lhs if isinstance(lhs, NDArray) else wrap(np.asarray(lhs, np.float32))
+    rhs = rhs if isinstance(rhs, NDArray) else wrap(np.asarray(rhs, lhs.dtype))
+    name = elem if lhs.shape == rhs.shape else bcast
+    return invoke(name, [lhs, rhs], {})[0]
+
+
+def add(lhs, rhs):
+    """lhs + rhs: elemwise_add for equal shapes (csr+csr -> csr, rsp+rsp -> rsp), else
+    broadcast_add; a scalar operand uses _plus_scalar."""
+    return _ufunc(lhs, rhs, "elemwise_add", "broadcast_add", "_plus_scalar")
+
+
+def subtract(lhs, rhs):
+    """lhs - rhs with :func:`add`'s dispatch."""
+    return _ufunc(lhs, rhs, "elemwise_sub", "broadcast_sub", "_minus_scalar", "_rminus_scalar")
+
+
+def multiply(lhs, rhs):
+    """lhs * rhs with :func:`add`'s dispatch (csr*dense -> csr, rsp*dense -> rsp)."""
+    return _ufunc(lhs, rhs, "elemwise_mul", "broadcast_mul", "_mul_scalar")
+
+
+def divide(lhs, rhs):
+    """lhs / rhs with :func:`add`'s dispatch (csr / dense vector -> csr)."""
+    return _ufunc(lhs, rhs, "elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar")
+
+
+# ---------------------------------------------------------------------- pickling
+def _rebuild(kind, parts, shape, ctx=None):
     if kind == "default":
-        return wrap(parts[0])
+        return wrap(parts[0], ctx)
     if kind == "csr":
-        return wrap(st.CSR(parts[0], parts[1], parts[2], shape))
-    return wrap(st.RSP(parts[0], parts[1], shape))
+        return wrap(st.CSR(parts[0], parts[1], parts[2], shape), ctx)
+    return wrap(st.RSP(parts[0], parts[1], shape), ctx)
 
 
-def _reduce_raw(raw):
+def _reduce_raw(raw, ctx=None):
     if isinstance(raw, st.CSR):
-        return _rebuild, ("csr", (raw.data, raw.indices, raw.indptr), raw.shape)
+        return _rebuild, ("csr", (raw.data, raw.indices, raw.indptr), raw.shape, ctx)
     if isinstance(raw, st.RSP):
-        return _rebuild, ("row_sparse", (raw.data, raw.indices), raw.shape)
-    return _rebuild, ("default", (raw,), raw.shape)
+        return _rebuild, ("row_sparse", (raw.data, raw.indices), raw.shape, ctx)
+    return _rebuild, ("default", (raw,), raw.shape, ctx)
+

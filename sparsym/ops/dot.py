@@ -69,6 +69,31 @@ def _dot_dns_rsp(x, w, transpose_b):
     return x[:, w.indices] @ w.data
 
 
+def _dot_rsp_dns(r, b, transpose_a):
+    """r . b (or r^T . b) for a row_sparse r and dense b: only r's stored rows are touched."""
+    rows = r.data.reshape(len(r.indices), -1) if r.data.ndim != 2 else r.data
+    bb = b.reshape(b.shape[0], -1)
+    dt = np.result_type(r.data.dtype, b.dtype)
+    if transpose_a:  # (m, n)^T . (m, k) -> (n, k): sum over the stored rows only
+        out = rows.T @ bb[r.indices] if len(r.indices) else np.zeros((rows.shape[1], bb.shape[1]))
+        return out.astype(dt, copy=False).reshape((r.shape[-1],) + b.shape[1:])
+    out = np.zeros((r.shape[0], bb.shape[1]), dtype=dt)
+    if len(r.indices):
+        out[r.indices] = rows @ bb
+    return out.reshape((r.shape[0],) + b.shape[1:])
+
+
+def _dot_any(a, xs):
+    """The requested forward_stype with no dedicated kernel: a dense product, then cast
+    (MXNet reaches the same result through its storage fallback)."""
+    x, y = xs
+    if isinstance(x, st.CSR) and not a.transpose_a:
+        out = kcsr.dot_csr_dns(x, np.ascontiguousarray(_t(st.todense(y), a.transpose_b)))
+    else:
+        out = _dot_dense(a, [st.todense(x), st.todense(y)])[0]
+    return (st.cast_raw(np.ascontiguousarray(out), a.forward_stype),)
+
+
 def _rows():
     k = kcsr
     return (
@@ -102,6 +127,13 @@ def _rows():
         Dispatch((D, C), (C,), lambda a, xs: (st.dense_to_csr(k.dot_dns_csrT(xs[0], xs[1])),),
                  when=lambda a, s: not a.transpose_a and a.transpose_b
                  and a.forward_stype in (None, C)),
+        # beyond MXNet (fallback there): row_sparse . dense touches only the stored rows
+        Dispatch((R, D), (D,), lambda a, xs: (_dot_rsp_dns(xs[0], xs[1], a.transpose_a),),
+                 when=lambda a, s: not a.transpose_b and a.forward_stype in (None, D)),
+        # a requested forward_stype without a kernel: MXNet's fallback gives that stype too
+        Dispatch(("*", "*"), (D,), _dot_any, when=_fs(D)),
+        Dispatch(("*", "*"), (R,), _dot_any, when=_fs(R)),
+        Dispatch(("*", "*"), (C,), _dot_any, when=_fs(C)),
     )
 
 
@@ -111,10 +143,12 @@ def dot_grad(node, og):
     a, b = node.inputs
     ta, tb = node.params.transpose_a, node.params.transpose_b
     g = og[0]
+    # MXNet: the lhs gradient is always dense; the rhs one is row_sparse for dot(csr, x)
     if not ta:
-        ga = bw("dot", [g, b], node, "lhs_grad", transpose_b=not tb)
+        ga = bw("dot", [g, b], node, "lhs_grad", transpose_b=not tb, forward_stype=D)
     else:
-        ga = bw("dot", [b, g], node, "lhs_grad", transpose_a=tb, transpose_b=True)
+        ga = bw("dot", [b, g], node, "lhs_grad", transpose_a=tb, transpose_b=True,
+                forward_stype=D)
     if not tb:
         gb = bw("dot", [a, g], node, "rhs_grad", transpose_a=not ta)
     else:

@@ -1,0 +1,292 @@
+"""Elementwise binary operators (same shapes) and add_n, with MXNet 1.9.1's storage rows.
+
+- elemwise_add/sub, _grad_add: R,R -> R; C,C -> C; a dense operand -> D. csr with
+  row_sparse -> D is computed directly (MXNet falls back).
+- elemwise_mul: R*R, R*D, D*R -> R; C*C, C*D, D*C -> C; C*R, R*C -> D (MXNet: fallback).
+- elemwise_div, _power: dense result; R,R and mixes with a dense operand [ex].
+- _maximum, _minimum, _hypot: R,R -> R; C,C -> C (zero-preserving on the union).
+- _scatter_elemwise_div: lhs R -> R on lhs's rows only.
+- comparisons, _mod, logical ops: dense only (sparse inputs fall back, as in MXNet).
+- add_n: all R -> R; (D, C, D) and more than 4 inputs with a dense one -> D.
+Gradients of mul/div/power/max/min/hypot are dense, as in MXNet.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import storage as st
+from ..kernels import csr as kcsr
+from ..kernels import rsp as krsp
+from . import rules
+from .elemwise import bw, bw_node, dense2, no_grad, same_dtype
+from .params import Field, Params
+from .registry import Dispatch, OpDef, register
+
+D, R, C = "default", "row_sparse", "csr"
+
+
+def _result(xs):
+    return np.result_type(*[x.dtype for x in xs])
+
+
+def _dense_binary(fn):
+    """fn on densified operands, in the operands' common dtype."""
+    def k(a, xs):
+        x, y = st.todense(xs[0]), st.todense(xs[1])
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return (np.asarray(fn(x, y)).astype(_result(xs), copy=False),)
+    return k
+
+
+# ----------------------------------------------------------------------------- sparse kernels
+def _rsp_add(alpha, beta):
+    return lambda a, xs: (krsp.add_rsp_rsp(xs[0], xs[1], alpha, beta),)
+
+
+def _csr_add(alpha, beta):
+    return lambda a, xs: (kcsr.add_csr_csr(xs[0], xs[1], alpha, beta),)
+
+
+def _add_sparse_dense(sign_l, sign_r):
+    """sign_l*lhs + sign_r*rhs as dense: the dense operand copied once, the sparse one scattered."""
+    def k(a, xs):
+        x, y = xs
+        dt = _result(xs)
+        out = np.zeros(x.shape, dtype=dt)
+        for v, sgn in ((x, sign_l), (y, sign_r)):
+            if isinstance(v, np.ndarray):
+                out += v if sgn > 0 else -v
+            elif isinstance(v, st.RSP):
+                if len(v.indices):
+                    out[v.indices] += v.data if sgn > 0 else -v.data
+            else:
+                out = kcsr.add_csr_dns(kcsr.map_values(v, np.negative) if sgn < 0 else v, out)
+        return (out.astype(dt, copy=False),)
+    return k
+
+
+def _mul_csr_rsp(a, xs):
+    """csr * row_sparse (either order) as dense: csr entries whose row the rsp stores."""
+    c, r = (xs[0], xs[1]) if isinstance(xs[0], st.CSR) else (xs[1], xs[0])
+    out = np.zeros(c.shape, dtype=_result(xs))
+    rows = np.repeat(np.arange(c.shape[0], dtype=np.int64), np.diff(c.indptr))
+    cols = c.indices[:c.nnz]
+    pos = krsp.rows_lookup(r.indices, rows)
+    hit = pos >= 0
+    out[rows[hit], cols[hit]] += c.data[:c.nnz][hit] * r.data[pos[hit], cols[hit]]
+    return (out,)
+
+
+def _union(fn):
+    def k_rsp(a, xs):
+        return (krsp.union_apply_rsp(xs[0], xs[1], fn),)
+
+    def k_csr(a, xs):
+        return (kcsr.union_apply_csr(xs[0], xs[1], fn),)
+    return k_rsp, k_csr
+
+
+def _scatter_div(a, xs):
+    """lhs / rhs on lhs's stored rows only (MXNet's _scatter_elemwise_div)."""
+    x, y = xs
+    if isinstance(y, st.RSP):
+        yr = krsp.take_rows_rsp(y, x.indices) if len(x.indices) else y.data[:0]
+    elif isinstance(y, st.CSR):
+        yr = kcsr.csr_to_dense(kcsr.take_rows_csr(y, x.indices))
+    else:
+        yr = y[x.indices]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = (x.data / yr).astype(_result(xs), copy=False)
+    return (st.RSP(data, x.indices, x.shape),)
+
+
+# ----------------------------------------------------------------------------- gradients
+def _add_grad(node, og):
+    return [og[0], og[0]]
+
+
+def _sub_grad(node, og):
+    return [og[0], bw("negative", [og[0]], node, "neg_grad")]
+
+
+def _two_grads(bname):
+    def grad(node, og):
+        n = bw_node(bname, [og[0], node.inputs[0], node.inputs[1]], node, "backward")
+        return [(n, 0), (n, 1)]
+    return grad
+
+
+_PARTIALS = {
+    "mul": lambda g, a, b: (g * b, g * a),
+    "div": lambda g, a, b: (g / b, -g * a / (b * b)),
+    "power": lambda g, a, b: (g * b * np.power(a, b - 1), g * np.power(a, b) * np.log(a)),
+    "maximum": lambda g, a, b: (g * (a >= b), g * (a < b)),
+    "minimum": lambda g, a, b: (g * (a <= b), g * (a > b)),
+    "hypot": lambda g, a, b: (g * a / np.hypot(a, b), g * b / np.hypot(a, b)),
+}
+
+
+def _backward_binary(kind):
+    """Dense partials (ograd*d/dlhs, ograd*d/drhs) on densified inputs."""
+    def k(a, xs):
+        g, x, y = (st.todense(v) for v in xs)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ga, gb = _PARTIALS[kind](g, x, y)
+        return (np.asarray(ga).astype(x.dtype, copy=False),
+                np.asarray(gb).astype(y.dtype, copy=False))
+    return k
+
+
+def _bwd_shape(attrs, ins, outs):
+    for i in range(2):
+        if ins[1 + i] is not None:
+            rules.set_shape(outs, i, ins[1 + i], "output")
+    return ins, outs
+
+
+def _bwd_type(attrs, ins, outs):
+    for i in range(2):
+        if ins[1 + i] is not None:
+            rules.set_type(outs, i, ins[1 + i], "output")
+    return ins, outs
+
+
+for _k in _PARTIALS:
+    register(OpDef(f"_backward_{_k}", inputs=("ograd", "lhs", "rhs"), num_outputs=2,
+                   output_names=("lhs_grad", "rhs_grad"),
+                   dispatch=(Dispatch((D, D, D), (D, D), _backward_binary(_k)),
+                             Dispatch(("*", "*", "*"), (D, D), _backward_binary(_k))),
+                   infer_shape=_bwd_shape, infer_type=_bwd_type,
+                   doc=f"Dense gradients of the elementwise {_k} (MXNet gives dense ones)."))
+
+
+# ----------------------------------------------------------------------------- registration
+_ADD_DOC = """Elementwise {what}.
+
+    Storage: row_sparse {op} row_sparse -> row_sparse, csr {op} csr -> csr, with a dense
+    operand -> dense; csr {op} row_sparse -> dense (MXNet falls back to dense there).
+    """
+for _name, _alpha, _beta, _grad, _al, _what, _op in (
+        ("elemwise_add", 1.0, 1.0, _add_grad, ("_add", "_plus", "_Plus"), "sum", "+"),
+        ("elemwise_sub", 1.0, -1.0, _sub_grad, ("_sub", "_minus", "_Minus"), "difference", "-")):
+    _dense = dense2(np.add if _beta > 0 else np.subtract)
+    _sd = _add_sparse_dense(1, 1 if _beta > 0 else -1)
+    register(OpDef(
+        _name, inputs=("lhs", "rhs"),
+        dispatch=(Dispatch((D, D), (D,), _dense),
+                  Dispatch((R, R), (R,), _rsp_add(_alpha, _beta)),
+                  Dispatch((C, C), (C,), _csr_add(_alpha, _beta)),
+                  Dispatch((D, C), (D,), _sd), Dispatch((C, D), (D,), _sd),
+                  Dispatch((D, R), (D,), _sd), Dispatch((R, D), (D,), _sd),
+                  Dispatch((C, R), (D,), _sd), Dispatch((R, C), (D,), _sd)),
+        gradient=_grad, aliases=(f"_sparse_{_name}",) + _al,
+        doc=_ADD_DOC.format(what=_what, op=_op)))
+
+register(OpDef(
+    "_grad_add", inputs=("lhs", "rhs"),
+    dispatch=(Dispatch((D, D), (D,), dense2(np.add)),
+              Dispatch((R, R), (R,), _rsp_add(1.0, 1.0)),
+              Dispatch((C, C), (C,), _csr_add(1.0, 1.0))),
+    gradient=_add_grad, doc="Gradient accumulation sum (elemwise_add's rules; mixes fall back)."))
+
+register(OpDef(
+    "elemwise_mul", inputs=("lhs", "rhs"),
+    dispatch=(Dispatch((D, D), (D,), dense2(np.multiply)),
+              Dispatch((R, R), (R,), lambda a, xs: (krsp.mul_rsp_rsp(xs[0], xs[1]),)),
+              Dispatch((R, D), (R,), lambda a, xs: (krsp.mul_rsp_dns(xs[0], xs[1]),)),
+              Dispatch((D, R), (R,), lambda a, xs: (krsp.mul_rsp_dns(xs[1], xs[0]),)),
+              Dispatch((C, C), (C,), lambda a, xs: (kcsr.mul_csr_csr(xs[0], xs[1]),)),
+              Dispatch((C, D), (C,), lambda a, xs: (kcsr.mul_csr_dns(xs[0], xs[1]),)),
+              Dispatch((D, C), (C,), lambda a, xs: (kcsr.mul_csr_dns(xs[1], xs[0]),)),
+              Dispatch((C, R), (D,), _mul_csr_rsp), Dispatch((R, C), (D,), _mul_csr_rsp)),
+    gradient=_two_grads("_backward_mul"), aliases=("_sparse_elemwise_mul", "_mul", "_Mul"),
+    doc="""Elementwise product.
+
+    Storage: row_sparse with row_sparse or dense -> row_sparse; csr with csr or dense -> csr;
+    csr with row_sparse -> dense (computed directly; MXNet falls back). Gradients are dense.
+    """))
+
+_DIV_ROWS = ((R, R), (D, R), (R, D), (D, C), (C, D))
+for _name, _fn, _bk, _al in (("elemwise_div", np.divide, "_backward_div",
+                              ("_sparse_elemwise_div", "_div", "_Div")),
+                             ("_power", np.power, "_backward_power", ("_Power",))):
+    register(OpDef(
+        _name, inputs=("lhs", "rhs"),
+        dispatch=(Dispatch((D, D), (D,), dense2(same_dtype(_fn))),)
+        + tuple(Dispatch(s, (D,), _dense_binary(_fn)) for s in _DIV_ROWS),
+        gradient=_two_grads(_bk), aliases=_al,
+        doc=f"Elementwise {_fn.__name__}; the result is dense (MXNet's rows: R,R and a dense "
+            "operand; csr with csr or row_sparse falls back)."))
+
+for _name, _fn, _al in (("_maximum", np.maximum, ("_Maximum",)),
+                        ("_minimum", np.minimum, ("_Minimum",)),
+                        ("_hypot", np.hypot, ())):
+    _kr, _kc = _union(_fn)
+    register(OpDef(
+        _name, inputs=("lhs", "rhs"),
+        dispatch=(Dispatch((D, D), (D,), dense2(same_dtype(_fn))),
+                  Dispatch((R, R), (R,), _kr), Dispatch((C, C), (C,), _kc)),
+        gradient=_two_grads("_backward_" + _name[1:]), aliases=_al,
+        doc=f"Elementwise {_fn.__name__}; R,R -> R and C,C -> C on the union of entries."))
+
+register(OpDef(
+    "_scatter_elemwise_div", inputs=("lhs", "rhs"),
+    dispatch=(Dispatch((D, D), (D,), dense2(same_dtype(np.divide))),
+              Dispatch((R, "*"), (R,), _scatter_div)),
+    gradient=no_grad,
+    doc="lhs / rhs computed only where the row_sparse lhs stores rows (result row_sparse)."))
+
+
+def _cmp(fn):
+    return lambda x, y: fn(x, y).astype(np.result_type(x, y))
+
+
+for _n, _f in (("_mod", np.mod), ("_equal", _cmp(np.equal)), ("_not_equal", _cmp(np.not_equal)),
+               ("_greater", _cmp(np.greater)), ("_greater_equal", _cmp(np.greater_equal)),
+               ("_lesser", _cmp(np.less)), ("_lesser_equal", _cmp(np.less_equal)),
+               ("_logical_and", _cmp(np.logical_and)), ("_logical_or", _cmp(np.logical_or)),
+               ("_logical_xor", _cmp(np.logical_xor))):
+    register(OpDef(_n, inputs=("lhs", "rhs"),
+                   dispatch=(Dispatch((D, D), (D,), dense2(same_dtype(_f))),),
+                   gradient=no_grad, aliases=("_Mod",) if _n == "_mod" else (),
+                   doc=f"Elementwise {_n.strip('_')} (dense; sparse inputs fall back as in "
+                       "MXNet)."))
+
+
+# ----------------------------------------------------------------------------- add_n
+def _add_n_dense(a, xs):
+    dt = _result(xs)
+    out = np.zeros(xs[0].shape, dtype=dt)
+    for x in xs:
+        if isinstance(x, np.ndarray):
+            out += x
+        elif isinstance(x, st.RSP):
+            if len(x.indices):
+                out[x.indices] += x.data
+        else:
+            out = kcsr.add_csr_dns(x, out)
+    return (out,)
+
+
+def _add_n_grad(node, og):
+    return [og[0]] * len(node.inputs)
+
+
+def _n_inputs(attrs):
+    return tuple(f"arg{i}" for i in range(attrs.num_args))
+
+
+register(OpDef(
+    "add_n", params=Params(num_args=Field("int", doc="number of inputs")), inputs=_n_inputs,
+    key_var_num_args="num_args",
+    dispatch=(Dispatch((D, "..."), (D,), _add_n_dense),
+              Dispatch((R, "..."), (R,), lambda a, xs: (krsp.add_n_rsp(list(xs)),)),
+              Dispatch(("*", "..."), (D,), _add_n_dense,
+                       when=lambda a, s: (len(s) > 4 and D in s) or tuple(s) == (D, C, D))),
+    gradient=_add_n_grad, aliases=("ElementWiseSum", "_sparse_add_n", "_sparse_ElementWiseSum"),
+    doc="""Sum of all inputs.
+
+    Storage: all row_sparse -> row_sparse; (dense, csr, dense) and more than four inputs with
+    a dense one -> dense, without densifying the sparse ones; other mixes fall back.
+    """))
+

@@ -1,0 +1,164 @@
+"""Broadcasting binary operators with MXNet 1.9.1's storage rows.
+
+- broadcast_add/sub: (csr, dense) and (dense, csr) -> dense, without densifying the csr;
+- broadcast_mul/div: (csr, dense) -> csr on the csr's structure (the dense operand
+  broadcast to it: shapes (1, n), (n,), (m, 1), (1, 1) or (m, n));
+- everything else dense (sparse inputs fall back, as in MXNet).
+Gradients reduce the broadcast ograd back to each operand's shape (dense).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import storage as st
+from ..kernels import csr as kcsr
+from . import rules
+from .elemwise import bw_node, dense2, no_grad, same_dtype
+from .params import Field, Params
+from .registry import Dispatch, OpDef, register
+
+D, R, C = "default", "row_sparse", "csr"
+
+
+def reduce_to_shape(g, shape):
+    """Sum a broadcast gradient back to ``shape``."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    extra = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(extra))) if extra > 0 else g
+    axes = tuple(i for i, (s, t) in enumerate(zip(shape, g.shape)) if s == 1 and t != 1)
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.reshape(shape)
+
+
+_BPARTIALS = {
+    "add": lambda g, a, b: (g, g),
+    "sub": lambda g, a, b: (g, -g),
+    "mul": lambda g, a, b: (g * b, g * a),
+    "div": lambda g, a, b: (g / b, -g * a / (b * b)),
+    "power": lambda g, a, b: (g * b * np.power(a, b - 1), g * np.power(a, b) * np.log(a)),
+    "maximum": lambda g, a, b: (g * (a >= b), g * (a < b)),
+    "minimum": lambda g, a, b: (g * (a <= b), g * (a > b)),
+    "hypot": lambda g, a, b: (g * a / np.hypot(a, b), g * b / np.hypot(a, b)),
+}
+
+
+def _bwd(a, xs):
+    g, x, y = (st.todense(v) for v in xs)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        ga, gb = _BPARTIALS[a.fn](g, x, y)
+    ga = reduce_to_shape(np.broadcast_to(ga, g.shape), x.shape)
+    gb = reduce_to_shape(np.broadcast_to(gb, g.shape), y.shape)
+    return (np.ascontiguousarray(ga, dtype=x.dtype), np.ascontiguousarray(gb, dtype=y.dtype))
+
+
+def _bwd_shape(attrs, ins, outs):
+    for i in range(2):
+        if ins[1 + i] is not None:
+            rules.set_shape(outs, i, ins[1 + i], "output")
+    return ins, outs
+
+
+def _bwd_type(attrs, ins, outs):
+    for i in range(2):
+        if ins[1 + i] is not None:
+            rules.set_type(outs, i, ins[1 + i], "output")
+    return ins, outs
+
+
+register(OpDef("_backward_broadcast_binary", inputs=("ograd", "lhs", "rhs"), num_outputs=2,
+               output_names=("lhs_grad", "rhs_grad"),
+               params=Params(fn=Field("str", choices=tuple(_BPARTIALS))),
+               dispatch=(Dispatch((D, D, D), (D, D), _bwd),
+                         Dispatch(("*", "*", "*"), (D, D), _bwd)),
+               infer_shape=_bwd_shape, infer_type=_bwd_type,
+               doc="Gradients of a broadcast binary op, reduced to each operand's shape."))
+
+
+def _grad(kind):
+    def grad(node, og):
+        n = bw_node("_backward_broadcast_binary", [og[0], node.inputs[0], node.inputs[1]],
+                    node, "backward", fn=kind)
+        return [(n, 0), (n, 1)]
+    return grad
+
+
+def _result(xs):
+    return np.result_type(*[x.dtype for x in xs])
+
+
+def _add_csr_vec(sign_l, sign_r):
+    """(csr, dense) or (dense, csr) -> dense: the dense operand broadcast once, csr scattered."""
+    def k(a, xs):
+        x, y = xs
+        shape = rules.broadcast_shapes(x.shape, y.shape)
+        dt = _result(xs)
+        c, d, sc, sd = (x, y, sign_l, sign_r) if isinstance(x, st.CSR) else (y, x, sign_r, sign_l)
+        out = np.array(np.broadcast_to(d if sd > 0 else -d, shape), dtype=dt)
+        if tuple(c.shape) != shape:  # csr is the broadcast operand: densify (small by shape)
+            out += np.broadcast_to(st.todense(c) * sc, shape)
+            return (out,)
+        return (kcsr.add_csr_dns(kcsr.map_values(c, np.negative) if sc < 0 else c, out),)
+    return k
+
+
+def _mul_csr_vec(div):
+    def k(a, xs):
+        x, y = xs
+        if tuple(rules.broadcast_shapes(x.shape, y.shape)) != tuple(x.shape):
+            # the csr itself is broadcast: compute densely, return csr as the row promises
+            with np.errstate(divide="ignore", invalid="ignore"):
+                d = (np.divide if div else np.multiply)(st.todense(x), y)
+            return (kcsr.dense_to_csr(np.ascontiguousarray(d, dtype=_result(xs))),)
+        fn = kcsr.broadcast_div_csr_vec if div else kcsr.broadcast_mul_csr_vec
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = fn(x, y)
+        return (st.CSR(np.asarray(out.data).astype(_result(xs), copy=False), out.indices,
+                       out.indptr, out.shape),)
+    return k
+
+
+def broadcast_op(name, fn, kind=None, sparse_rows=(), aliases=(), doc=""):
+    rows = (Dispatch((D, D), (D,), dense2(same_dtype(fn))),) + tuple(sparse_rows)
+    register(OpDef(name, inputs=("lhs", "rhs"), dispatch=rows,
+                   gradient=_grad(kind) if kind else no_grad,
+                   infer_shape=rules.broadcast_shape, aliases=aliases,
+                   doc=doc or f"Broadcasting {name[len('broadcast_'):]} (dense)."))
+
+
+broadcast_op("broadcast_add", np.add, "add",
+             (Dispatch((C, D), (D,), _add_csr_vec(1, 1)),
+              Dispatch((D, C), (D,), _add_csr_vec(1, 1))),
+             aliases=("broadcast_plus", "_sparse_broadcast_add", "_sparse_broadcast_plus"),
+             doc="Broadcasting sum; (csr, dense) and (dense, csr) give dense results.")
+broadcast_op("broadcast_sub", np.subtract, "sub",
+             (Dispatch((C, D), (D,), _add_csr_vec(1, -1)),
+              Dispatch((D, C), (D,), _add_csr_vec(1, -1))),
+             aliases=("broadcast_minus", "_sparse_broadcast_sub", "_sparse_broadcast_minus"),
+             doc="Broadcasting difference; (csr, dense) and (dense, csr) give dense results.")
+broadcast_op("broadcast_mul", np.multiply, "mul",
+             (Dispatch((C, D), (C,), _mul_csr_vec(False)),),
+             aliases=("_sparse_broadcast_mul",),
+             doc="Broadcasting product; (csr, dense) keeps the csr structure.")
+broadcast_op("broadcast_div", np.divide, "div",
+             (Dispatch((C, D), (C,), _mul_csr_vec(True)),),
+             aliases=("_sparse_broadcast_div",),
+             doc="Broadcasting quotient; (csr, dense) keeps the csr structure.")
+for _n, _k in (("broadcast_power", "power"), ("broadcast_maximum", "maximum"),
+               ("broadcast_minimum", "minimum"), ("broadcast_hypot", "hypot")):
+    broadcast_op(_n, getattr(np, "power" if _k == "power" else _k), _k)
+broadcast_op("broadcast_mod", np.mod)
+
+
+def _cmp(fn):
+    return lambda x, y: fn(x, y).astype(np.result_type(x, y))
+
+
+for _n, _f in (("broadcast_equal", np.equal), ("broadcast_not_equal", np.not_equal),
+               ("broadcast_greater", np.greater), ("broadcast_greater_equal", np.greater_equal),
+               ("broadcast_lesser", np.less), ("broadcast_lesser_equal", np.less_equal),
+               ("broadcast_logical_and", np.logical_and), ("broadcast_logical_or", np.logical_or),
+               ("broadcast_logical_xor", np.logical_xor)):
+    broadcast_op(_n, _cmp(_f))
