@@ -1,3 +1,5 @@
 """Executors: plan-running bound computations."""
 from .executor import Executor  # noqa: F401
 from .plan import clear_cache  # noqa: F401
+from .plan import stats as plan_cache_stats  # noqa: F401
+from .pool import MemoryPool  # noqa: F401

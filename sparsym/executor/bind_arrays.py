@@ -1,6 +1,8 @@
 """Array allocation for simple_bind, array checking for bind, and reshape."""
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from .. import storage as st
@@ -8,70 +10,123 @@ from ..base import MXNetError, ShapeError
 from ..ndarray.ndarray import NDArray, wrap
 from .plan import get_plan
 
-
-def _new(plan, e, ctx):
-    return wrap(st.zeros_raw(plan.stypes[e], plan.shapes[e], plan.dtypes[e]), ctx)
+logger = logging.getLogger("sparsym")
 
 
-def _matches(arr, plan, e):
-    return (arr is not None and arr.shape == tuple(plan.shapes[e])
-            and np.dtype(arr.dtype) == plan.dtypes[e] and arr.stype == plan.stypes[e])
+def _zeros(stype, shape, dtype, ctx):
+    return wrap(st.zeros_raw(stype, shape, dtype), ctx)
 
 
-def _ctx_for(name_attr, group2ctx, ctx):
-    if group2ctx and name_attr in group2ctx:
-        return group2ctx[name_attr]
+def _group_ctx(node, group2ctx, ctx):
+    """The context of a node's ``ctx_group`` in ``group2ctx`` (else the default)."""
+    if group2ctx:
+        g = node.attr.get("__ctx_group__")
+        if g is not None and g in group2ctx:
+            return group2ctx[g]
     return ctx
 
 
+def _reshape_or_create(buffer, key, shape, dtype, ctx):
+    """MXNet's ReshapeOrCreate: view a big enough dense array of ``buffer`` (same dtype),
+    else allocate one and put it in ``buffer`` for the next executor."""
+    have = buffer.get(key)
+    size = int(np.prod(shape, dtype=np.int64))
+    if have is not None and have.stype == "default":
+        raw = have._raw
+        if raw.size >= size:
+            if raw.dtype != np.dtype(dtype):
+                raise MXNetError(f"simple_bind: shared_buffer[{key!r}] has dtype {raw.dtype}, "
+                                 f"the graph needs {np.dtype(dtype)}")
+            if raw.shape == tuple(shape):
+                return have
+            return wrap(raw.reshape(-1)[:size].reshape(shape), ctx)
+        logger.warning("Bucketing: data %s has a shape %s, which is larger than already "
+                       "allocated shape %s. Need to re-allocate. Consider putting default "
+                       "bucket key to be the bucket taking the largest input for better "
+                       "memory sharing.", key, tuple(shape), raw.shape)
+    arr = _zeros("default", shape, dtype, ctx)
+    buffer[key] = arr
+    return arr
+
+
+def _check_shared(name, arr, shape, dtype, stype, what):
+    if arr.shape != tuple(shape) or np.dtype(arr.dtype) != dtype or arr.stype != stype:
+        raise ShapeError(
+            f"simple_bind: {what} {name} of shared_exec is {arr.stype} {arr.shape} "
+            f"{np.dtype(arr.dtype).name}, but this graph infers {stype} {tuple(shape)} "
+            f"{np.dtype(dtype).name}; shared arguments must match (leave {name} out of "
+            "shared_arg_names to give this executor its own array)")
+
+
 def allocate(symbol, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, shared_buffer):
-    """Create the executor's arrays; share by name with ``shared_exec`` / ``shared_buffer``."""
+    """Create the executor's arrays (MXNet 1.9's simple_bind): parameters named in
+    ``shared_arg_names`` (and their gradients) and aux states are taken from ``shared_exec``;
+    other dense arguments are views of ``shared_buffer`` arrays when big enough."""
     from .executor import Executor
-    nodes = {n.name: n for n in plan.graph.input_nodes}
-    shared_args = shared_exec.arg_dict if shared_exec is not None else {}
-    shared_grads = shared_exec.grad_dict if shared_exec is not None else {}
-    shared_names = set(shared_arg_names) if shared_arg_names is not None else set(shared_args)
-    arg_arrays, grad_arrays = [], []
-    for name, e, ge in zip(plan.arg_names, plan.arg_eids, plan.grad_eids):
-        actx = _ctx_for(nodes[name].attr.get("__ctx_group__"), group2ctx, ctx)
-        arr = shared_args.get(name) if name in shared_names else None
-        if arr is not None and not _matches(arr, plan, e):
-            arr = None
-        if arr is None and shared_buffer is not None and name in shared_buffer \
-                and name not in shared_names:
-            cand = shared_buffer[name]
-            if _matches(cand, plan, e):
-                arr = cand
-        if arr is None:
-            arr = _new(plan, e, actx)
-            if shared_buffer is not None and name not in shared_names \
-                    and plan.stypes[e] == "default":
-                shared_buffer[name] = arr
-        arg_arrays.append(arr)
-        if reqs.get(name, "null") == "null":
-            grad_arrays.append(None)
+    shapes, dtypes, stypes = plan.shapes, plan.dtypes, plan.stypes
+    nodes = symbol._graph().arg_nodes
+    shared_names = set(shared_arg_names or ())
+    if shared_exec is not None:
+        s_args = dict(zip(shared_exec._plan.arg_names, shared_exec.arg_arrays))
+        s_grads = dict(zip(shared_exec._plan.arg_names, shared_exec.grad_arrays))
+    else:
+        s_args = s_grads = {}
+    arg_arrays, grad_arrays, req_list = [], [], []
+    for node, e, ge in zip(nodes, plan.arg_eids, plan.grad_eids):
+        name = node.name
+        actx = _group_ctx(node, group2ctx, ctx)
+        shape, dtype, stype = shapes[e], dtypes[e], stypes[e]
+        req = reqs.get(name, "null")
+        req_list.append(req)
+        gstype = stypes[ge] if ge is not None else stype
+        if name in shared_names and name in s_args:
+            arr = s_args[name]
+            _check_shared(name, arr, shape, dtype, stype, "argument")
+            arg_arrays.append(arr)
+            garr = s_grads.get(name) if req != "null" else None
+            if req != "null" and garr is None:
+                garr = _zeros(gstype, shape, dtype, actx)
+            grad_arrays.append(garr)
             continue
-        gstype = plan.stypes[ge] if ge is not None else plan.stypes[e]
-        garr = shared_grads.get(name) if name in shared_names else None
-        if garr is None or garr.shape != arr.shape or garr.stype != gstype:
-            garr = wrap(st.zeros_raw(gstype, plan.shapes[e], plan.dtypes[e]), actx)
-        grad_arrays.append(garr)
+        if shared_buffer is not None and stype == "default":
+            arr = _reshape_or_create(shared_buffer, name, shape, dtype, actx)
+        else:
+            arr = _zeros(stype, shape, dtype, actx)
+        arg_arrays.append(arr)
+        if req == "null":
+            grad_arrays.append(None)
+        elif shared_buffer is not None and gstype == "default":
+            grad_arrays.append(_reshape_or_create(shared_buffer, name + "_grad", shape, dtype,
+                                                  actx))
+        else:
+            grad_arrays.append(_zeros(gstype, shape, dtype, actx))
+    s_aux = dict(zip(shared_exec._plan.aux_names, shared_exec.aux_arrays)) \
+        if shared_exec is not None else {}
     aux_arrays = []
-    shared_aux = shared_exec.aux_dict if shared_exec is not None else {}
-    for name, e in zip(plan.aux_names, plan.aux_eids):
-        arr = shared_aux.get(name)
-        aux_arrays.append(arr if _matches(arr, plan, e) else _new(plan, e, ctx))
-    return Executor(symbol, ctx, plan, arg_arrays, grad_arrays, aux_arrays,
-                    [reqs.get(n, "null") for n in plan.arg_names], group2ctx)
+    for node, e in zip(symbol._graph().aux_nodes, plan.aux_eids):
+        arr = s_aux.get(node.name)
+        if arr is not None:
+            _check_shared(node.name, arr, shapes[e], dtypes[e], stypes[e], "auxiliary state")
+        else:
+            arr = _zeros(stypes[e], shapes[e], dtypes[e], _group_ctx(node, group2ctx, ctx))
+        aux_arrays.append(arr)
+    outputs = _outputs(plan, group2ctx, ctx)
+    return Executor(symbol, ctx, plan, arg_arrays, grad_arrays, aux_arrays, req_list,
+                    group2ctx, shared_exec._pool if shared_exec is not None else None, outputs)
+
+
+def _outputs(plan, group2ctx, ctx):
+    outs = []
+    for (node, _), e in zip(plan.graph.heads, plan.head_eids):
+        outs.append(_zeros(plan.stypes[e], plan.shapes[e], plan.dtypes[e],
+                           _group_ctx(node, group2ctx, ctx)))
+    return outs
 
 
 def _as_list(values, names, what):
     if values is None:
         return [None] * len(names)
     if isinstance(values, dict):
-        for k in values:
-            if k not in names:
-                raise ValueError(f"Find name \"{k}\" in {what} that is not in the arguments")
         return [values.get(n) for n in names]
     values = list(values)
     if len(values) != len(names):
@@ -79,77 +134,104 @@ def _as_list(values, names, what):
     return values
 
 
-def bind_given(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec,
-               normalize):
-    """Bind user arrays; shapes/dtypes/stypes are taken from them."""
-    from .executor import Executor
-    arg_names = symbol.list_arguments()
-    aux_names = symbol.list_auxiliary_states()
+def bind_given(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec):
+    """Bind user arrays (MXNet 1.9's bind); shapes, dtypes and stypes are the arrays'."""
+    from .executor import Executor, normalize_grad_req
+    g = symbol._graph()
+    arg_names = [n.name for n in g.arg_nodes]
+    aux_names = [n.name for n in g.aux_nodes]
+    if not isinstance(args, (list, tuple, dict)):
+        raise TypeError("Only accept list of NDArrays or dict of str to NDArray")
     if isinstance(args, dict):
         for n in arg_names:
             if n not in args:
                 raise ValueError(f"key `{n}` is missing in `args`")
     arg_list = _as_list(args, arg_names, "args")
-    for n, a in zip(arg_names, arg_list):
+    for a in arg_list:
         if not isinstance(a, NDArray):
-            raise TypeError(f"bind: argument {n} must be an NDArray, got {type(a).__name__}")
+            raise TypeError("Only accept list of NDArrays or dict of str to NDArray")
     grad_list = _as_list(args_grad, arg_names, "args_grad")
+    for a in grad_list:
+        if a is not None and not isinstance(a, NDArray):
+            raise TypeError("Only accept list of NDArrays or dict of str to NDArray")
     aux_list = _as_list(aux_states, aux_names, "aux_states")
-    reqs = normalize(grad_req, arg_names, "bind")
-    if args_grad is None:
-        reqs = {n: "null" for n in arg_names}
-    else:
-        reqs = {n: (r if g is not None else "null")
-                for (n, r), g in zip(reqs.items(), grad_list)}
-    shapes = {n: a.shape for n, a in zip(arg_names, arg_list)}
-    dtypes = {n: a.dtype for n, a in zip(arg_names, arg_list)}
+    reqs = normalize_grad_req(grad_req, arg_names, "bind")
+    reqs = {n: (r if gr is not None else "null")
+            for (n, r), gr in zip(reqs.items(), grad_list)}
+    shapes = {n: tuple(a.shape) for n, a in zip(arg_names, arg_list)}
+    dtypes = {n: np.dtype(a.dtype) for n, a in zip(arg_names, arg_list)}
     stypes = {n: a.stype for n, a in zip(arg_names, arg_list)}
     for n, a in zip(aux_names, aux_list):
         if a is not None:
-            shapes[n], dtypes[n], stypes[n] = a.shape, a.dtype, a.stype
+            shapes[n], dtypes[n], stypes[n] = tuple(a.shape), np.dtype(a.dtype), a.stype
     plan = get_plan(symbol, shapes, dtypes, stypes, reqs)
-    aux_arrays = [a if a is not None else _new(plan, e, ctx)
+    aux_arrays = [a if a is not None else _zeros(plan.stypes[e], plan.shapes[e], plan.dtypes[e],
+                                                  ctx)
                   for a, e in zip(aux_list, plan.aux_eids)]
     grads = []
-    for n, g, e, ge in zip(arg_names, grad_list, plan.arg_eids, plan.grad_eids):
-        if g is not None and g.shape != tuple(plan.shapes[e]):
-            raise ShapeError(f"bind: gradient array for {n} has shape {g.shape}, expected "
-                             f"{plan.shapes[e]}")
-        grads.append(g if reqs[n] != "null" else None)
-    return Executor(symbol, ctx, plan, arg_list, grads, aux_arrays,
-                    [reqs[n] for n in arg_names], group2ctx)
+    for n, gr, e in zip(arg_names, grad_list, plan.arg_eids):
+        if gr is not None and gr.shape != tuple(plan.shapes[e]):
+            raise ShapeError(f"bind: gradient array for {n} has shape {gr.shape}, expected "
+                             f"{tuple(plan.shapes[e])}")
+        grads.append(gr if reqs[n] != "null" else None)
+    return Executor(symbol, ctx, plan, list(arg_list), grads, aux_arrays,
+                    [reqs[n] for n in arg_names], group2ctx,
+                    shared_exec._pool if shared_exec is not None else None,
+                    _outputs(plan, group2ctx, ctx))
+
+
+def _reuse(old, shape, name, what, provided, partial_shaping, allow_up_sizing, ctx):
+    """MXNet's reshape rule for one array: same shape -> same array; smaller -> a view of
+    the old memory; larger -> a new array (only with allow_up_sizing)."""
+    if old is None:
+        return None
+    if old.shape == tuple(shape):
+        return old
+    if not partial_shaping and name not in provided:
+        raise MXNetError(f"Shape of unspecifie {what}: {name} changed. This can cause the new "
+                         "executor to not share parameters with the old one. Please check for "
+                         "error in network.If this is intended, set partial_shaping=True to "
+                         "suppress this warning.")
+    size = int(np.prod(shape, dtype=np.int64))
+    if size > old.size:
+        if not allow_up_sizing:
+            raise MXNetError(f"New shape of {what}: {name} is larger than original.First making "
+                             "a big executor and then down sizing it is more efficient than the "
+                             "reverse.If you really want to up size, set allow_up_sizing=True to "
+                             "enable allocation of new arrays.")
+        return _zeros(old.stype, shape, old.dtype, old.context)
+    if old.stype != "default":
+        return _zeros(old.stype, shape, old.dtype, old.context)
+    return wrap(old._raw.reshape(-1)[:size].reshape(shape), old.context)
 
 
 def reshape_executor(exe, partial_shaping, allow_up_sizing, kwargs):
-    """MXNet's Executor.reshape: new input shapes, parameters shared when unchanged."""
+    """MXNet's Executor.reshape: shapes inferred from ``kwargs``; memory shared with ``exe``."""
+    from .executor import Executor
     plan = exe._plan
+    names = set(plan.input_names)
     shapes = {}
-    for name, e in zip(plan.arg_names, plan.arg_eids):
-        shapes[name] = tuple(kwargs.get(name, plan.shapes[e]))
-    new = exe._symbol.simple_bind(exe._ctx, grad_req=dict(zip(plan.arg_names, exe._grad_req_list)),
-                                  type_dict={n: plan.dtypes[e] for n, e in
-                                             zip(plan.arg_names, plan.arg_eids)},
-                                  stype_dict={n: plan.stypes[e] for n, e in
-                                              zip(plan.arg_names, plan.arg_eids)},
-                                  **shapes)
-    for i, name in enumerate(plan.arg_names):
-        old, fresh = exe.arg_arrays[i], new.arg_arrays[i]
-        if old.shape == fresh.shape:
-            new.arg_arrays[i] = old
-            if exe.grad_arrays[i] is not None:
-                new.grad_arrays[i] = exe.grad_arrays[i]
-        else:
-            if name not in kwargs and not partial_shaping:
-                raise MXNetError(f"Shape of unspecifie arg: {name} changed. This can cause the "
-                                 "new executor to not share parameters with the old one. Please "
-                                 "check for error in network. If this is intended, set "
-                                 "partial_shaping=True to suppress this warning.")
-            if fresh.size > old.size and not allow_up_sizing:
-                raise MXNetError(f"New shape of arg: {name} is larger than original. First making "
-                                 "a big executor and then down sizing it is more efficient than "
-                                 "the reverse. If you really want to up size, set "
-                                 "allow_up_sizing=True to enable allocation of new arrays.")
-    for i, old in enumerate(exe.aux_arrays):
-        if old.shape == new.aux_arrays[i].shape:
-            new.aux_arrays[i] = old
-    return new
+    for k, v in kwargs.items():
+        if not isinstance(v, (tuple, list)):
+            raise TypeError(f"reshape: shape of {k} must be a tuple, got {v!r}")
+        if k in names:
+            shapes[k] = tuple(int(d) for d in v)
+    dtypes = {n: plan.dtypes[e] for n, e in zip(plan.arg_names, plan.arg_eids)}
+    stypes = {n: plan.stypes[e] for n, e in zip(plan.arg_names, plan.arg_eids)}
+    reqs = dict(zip(plan.arg_names, exe._grad_req_list))
+    new = get_plan(exe._symbol, shapes, dtypes, stypes, reqs)
+    args, grads = [], []
+    for i, (name, e) in enumerate(zip(new.arg_names, new.arg_eids)):
+        shape = new.shapes[e]
+        args.append(_reuse(exe.arg_arrays[i], shape, name, "arg", shapes, partial_shaping,
+                           allow_up_sizing, exe._ctx))
+        grads.append(_reuse(exe.grad_arrays[i], shape, name, "arg", shapes, True, True,
+                            exe._ctx))
+    aux = [_reuse(old, new.shapes[e], name, "aux", shapes, partial_shaping, allow_up_sizing,
+                  exe._ctx)
+           for old, name, e in zip(exe.aux_arrays, new.aux_names, new.aux_eids)]
+    out = Executor(exe._symbol, exe._ctx, new, args, grads, aux, list(exe._grad_req_list),
+                   exe._group2ctx, exe._pool, _outputs(new, exe._group2ctx, exe._ctx))
+    if exe._monitor is not None:
+        out.set_monitor_callback(exe._monitor, exe._monitor_all)
+    return out

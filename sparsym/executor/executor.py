@@ -15,37 +15,35 @@ __all__ = ["Executor", "simple_bind", "bind"]
 _REQS = ("null", "write", "add", "inplace")
 
 
-def _normalize_grad_req(grad_req, arg_names, where):
+def _check_req(v, where):
+    if v not in _REQS:
+        raise ValueError(f"grad_req={v} is not a valid input in {where}; only 'null', "
+                         "'write', and 'add' are supported")
+    return "write" if v == "inplace" else v
+
+
+def normalize_grad_req(grad_req, arg_names, where):
+    """grad_req as {argument: 'null' | 'write' | 'add'} (MXNet's str / list / dict forms)."""
     if isinstance(grad_req, str):
-        if grad_req not in _REQS:
-            raise ValueError(f"grad_req={grad_req} is not a valid input in {where}; only 'null', "
-                             "'write', and 'add' are supported")
-        req = "write" if grad_req == "inplace" else grad_req
-        return {n: req for n in arg_names}
+        req = _check_req(grad_req, where)
+        return dict.fromkeys(arg_names, req)
     if isinstance(grad_req, (list, tuple)):
         if len(grad_req) != len(arg_names):
-            raise ValueError(f"{where}: grad_req list has {len(grad_req)} entries for "
-                             f"{len(arg_names)} arguments")
-        out = dict(zip(arg_names, grad_req))
-    elif isinstance(grad_req, dict):
-        out = {n: grad_req.get(n, "null") for n in arg_names}
-    else:
-        raise TypeError(f"{where}: grad_req must be a str, list or dict, got "
-                        f"{type(grad_req).__name__}")
-    for k, v in out.items():
-        if v not in _REQS:
-            raise ValueError(f"grad_req={v} is not a valid input in {where}; only 'null', "
-                             "'write', and 'add' are supported")
-        if v == "inplace":
-            out[k] = "write"
-    return out
+            raise ValueError(f"The length of grad_req list does not match the number of input "
+                             f"arguments in {where}, expected {len(arg_names)}, provided "
+                             f"{len(grad_req)}")
+        return {n: _check_req(r, where) for n, r in zip(arg_names, grad_req)}
+    if isinstance(grad_req, dict):
+        return {n: _check_req(grad_req.get(n, "null"), where) for n in arg_names}
+    raise TypeError(f"{where}: grad_req must be a str, list or dict, got "
+                    f"{type(grad_req).__name__}")
 
 
 def _write(target: NDArray, value, req):
     """Apply a gradient request to a persistent array."""
-    if req == "null":
-        return
     mine = target._raw
+    if value is mine:
+        return  # the kernel wrote into the gradient array directly
     if req == "add":
         if isinstance(mine, np.ndarray):
             mine += st.todense(value)
@@ -65,11 +63,26 @@ def _write(target: NDArray, value, req):
 class Executor:
     """A bound computation: persistent argument, gradient, auxiliary and output arrays.
 
-    Create with :meth:`Symbol.simple_bind` or :meth:`Symbol.bind`.
+    Create with :meth:`Symbol.simple_bind` or :meth:`Symbol.bind`. Intermediate results
+    live only as long as they are needed (their buffers come from a :class:`MemoryPool`
+    shared with executors bound through ``shared_exec``).
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> a, b = mx.sym.var('a'), mx.sym.var('b')
+    >>> exe = (2 * a + b).bind(mx.cpu(), {'a': mx.nd.array([1, 2]), 'b': mx.nd.array([2, 3])},
+    ...                        args_grad={'a': mx.nd.zeros(2), 'b': mx.nd.zeros(2)})
+    >>> exe.forward(is_train=True)[0].asnumpy().tolist()
+    [4.0, 7.0]
+    >>> exe.backward(mx.nd.array([1, 1]))
+    >>> exe.grad_dict['a'].asnumpy().tolist()
+    [2.0, 2.0]
     """
 
     def __init__(self, symbol, ctx, plan, arg_arrays, grad_arrays, aux_arrays, grad_reqs,
-                 group2ctx=None):
+                 group2ctx=None, pool=None, outputs=None):
+        from .pool import MemoryPool
         self._symbol = symbol
         self._ctx = ctx
         self._plan = plan
@@ -78,96 +91,215 @@ class Executor:
         self.aux_arrays = aux_arrays
         self._grad_req_list = grad_reqs
         self._group2ctx = group2ctx
-        self.outputs = [wrap(st.zeros_raw(plan.stypes[e], plan.shapes[e], plan.dtypes[e]), ctx)
-                        for e in plan.head_eids]
+        self._pool = pool if pool is not None else MemoryPool()
+        self._slot_buf = self._pool.assign(plan.memory.slot_bytes)
+        self.outputs = outputs if outputs is not None else [
+            wrap(st.zeros_raw(plan.stypes[e], plan.shapes[e], plan.dtypes[e]), ctx)
+            for e in plan.head_eids]
         self._env = [None] * plan.graph.num_entries
+        self._specs = None
         self._monitor = None
         self._monitor_all = False
-        self._arg_index = {n: i for i, n in enumerate(plan.arg_names)}
-        self._forward_done = False
-        self._is_train = False
+        self._arg_index = None
+        self._state = None  # None | 'infer' (forward only) | 'train' (backward can run)
+        self._last_is_train = False
+        self._names = None
 
-    # ------------------------------------------------------------------ dicts
+    # ------------------------------------------------------------------ arrays and dicts
+    # the dicts are cached (MXNet does too) and rebuilt when a list is replaced
+    @property
+    def arg_arrays(self):
+        """Argument arrays in list_arguments order."""
+        return self._arrays[0]
+
+    @arg_arrays.setter
+    def arg_arrays(self, value):
+        self._set_arrays(0, value)
+
+    @property
+    def grad_arrays(self):
+        """Gradient arrays in list_arguments order (None where grad_req is 'null')."""
+        return self._arrays[1]
+
+    @grad_arrays.setter
+    def grad_arrays(self, value):
+        self._set_arrays(1, value)
+
+    @property
+    def aux_arrays(self):
+        """Auxiliary state arrays in list_auxiliary_states order."""
+        return self._arrays[2]
+
+    @aux_arrays.setter
+    def aux_arrays(self, value):
+        self._set_arrays(2, value)
+
+    @property
+    def outputs(self):
+        """Output arrays (updated by every forward)."""
+        return self._arrays[3]
+
+    @outputs.setter
+    def outputs(self, value):
+        self._set_arrays(3, value)
+
+    def _set_arrays(self, i, value):
+        if not hasattr(self, "_arrays"):
+            self._arrays = [[], [], [], []]
+            self._dicts = [None] * 4
+        self._arrays[i] = value
+        self._dicts[i] = None
+
+    def _dict(self, i, names):
+        d = self._dicts[i]
+        if d is None:
+            if len(set(names)) != len(names):
+                raise ValueError(f"Duplicate names detected, {list(names)}")
+            d = self._dicts[i] = dict(zip(names, self._arrays[i]))
+        return d
+
     @property
     def arg_dict(self):
-        return dict(zip(self._plan.arg_names, self.arg_arrays))
+        """{argument name: NDArray}."""
+        return self._dict(0, self._plan.arg_names)
 
     @property
     def grad_dict(self):
-        return {n: g for n, g in zip(self._plan.arg_names, self.grad_arrays) if g is not None}
+        """{argument name: gradient NDArray or None (grad_req 'null')}."""
+        return self._dict(1, self._plan.arg_names)
 
     @property
     def aux_dict(self):
-        return dict(zip(self._plan.aux_names, self.aux_arrays))
+        """{auxiliary state name: NDArray}."""
+        return self._dict(2, self._plan.aux_names)
 
     @property
     def output_dict(self):
-        return dict(zip(self._plan.output_names, self.outputs))
+        """{output name (``<node>_output``): NDArray}."""
+        return self._dict(3, self._plan.output_names)
 
     @property
     def plan(self):
+        """The frozen :class:`~sparsym.executor.plan.Plan` this executor runs."""
         return self._plan
+
+    def node_name(self, name):
+        """The name of a plan node in this executor's symbol.
+
+        A cached plan may come from another symbol with the same structure whose generated
+        operator names differ (``_plus3`` vs ``_plus7``); messages use this symbol's names.
+        """
+        if self._names is None:
+            self._names = _rename_map(self._symbol._graph().nodes, self._plan.graph.nodes)
+        return self._names.get(name, name) if self._names else name
+
+    @property
+    def pool(self):
+        """The :class:`~sparsym.executor.pool.MemoryPool` of intermediate buffers."""
+        return self._pool
 
     # ------------------------------------------------------------------ running
     def forward(self, is_train=False, **kwargs):
-        """Run the forward steps; kwargs copy new values into arguments first.
+        """Run the forward steps; ``kwargs`` copy new values into arguments first.
+
+        Parameters
+        ----------
+        is_train : bool
+            Training mode (Dropout, BatchNorm); keep what backward needs.
+        **kwargs : name=NDArray or numpy array
 
         Returns
         -------
         list of NDArray
             ``self.outputs``.
         """
+        if kwargs:
+            if self._arg_index is None:
+                self._arg_index = {n: i for i, n in enumerate(self._plan.arg_names)}
+            for name, value in kwargs.items():
+                if not isinstance(value, (NDArray, np.ndarray)):
+                    raise ValueError("only accept keyword argument of NDArrays and "
+                                     "numpy.ndarray")
+                i = self._arg_index.get(name)
+                if i is None:
+                    raise TypeError(f"Unknown argument {name}")
+                arr = self.arg_arrays[i]
+                if tuple(value.shape) != arr.shape:
+                    raise ValueError(f"Shape not match! Argument {name}, need: {arr.shape}, "
+                                     f"received: {tuple(value.shape)}")
+                arr._assign(value)
+        self._forward(is_train, keep=is_train or not self._plan.backward_steps)
+        return self.outputs
+
+    def _forward(self, is_train, keep):
+        """Run forward; ``keep``: the training schedule (keep what backward reads)."""
         plan = self._plan
-        for name, value in kwargs.items():
-            i = self._arg_index.get(name)
-            if i is None:
-                raise TypeError(f"Unknown argument {name}")
-            arr = self.arg_arrays[i]
-            vshape = tuple(value.shape)
-            if vshape != arr.shape:
-                raise ValueError(f"Shape not match! Argument {name}, need: {arr.shape}, "
-                                 f"received: {vshape}")
-            arr._assign(value)
         env = self._env
+        for i in range(len(env)):
+            env[i] = None
         for e, a in zip(plan.arg_eids, self.arg_arrays):
             env[e] = a._raw
         for e, a in zip(plan.aux_eids, self.aux_arrays):
             env[e] = a._raw
-        self._run(plan.forward_steps, is_train)
+        mem = plan.memory
+        train = bool(plan.backward_steps) and keep
+        release = mem.release_train if train else mem.release_infer
+        self._run(plan.forward_steps, is_train, release, 0)
         for o, e in zip(self.outputs, plan.head_eids):
             o._raw = env[e]
-        self._forward_done = True
-        self._is_train = is_train
-        return self.outputs
+        self._state = "train" if train else "infer"
+        self._last_is_train = is_train
 
     def backward(self, out_grads=None, is_train=True):
         """Run the backward steps and apply each argument's grad_req.
 
-        out_grads: head gradients (NDArray or list); required for non-loss outputs.
+        Parameters
+        ----------
+        out_grads : NDArray, list of NDArray or dict {output name: NDArray}, optional
+            Head gradients; required for outputs that are not loss heads.
+        is_train : bool
         """
         plan = self._plan
-        if not plan.backward_steps and not any(e is not None for e in plan.grad_eids):
+        if not plan.backward_steps and all(e is None for e in plan.grad_eids):
+            self._zero_unreached_grads()
             return
-        if not self._forward_done:
-            raise MXNetError("backward called before forward")
-        env = self._env
-        if out_grads is not None and not isinstance(out_grads, (list, tuple)):
+        if self._state is None:
+            raise MXNetError("backward called before forward; run forward(is_train=True) "
+                             "first")
+        if out_grads is None:
+            out_grads = []
+        elif isinstance(out_grads, NDArray):
             out_grads = [out_grads]
+        elif isinstance(out_grads, dict):
+            out_grads = [out_grads.get(k) for k in plan.output_names]
+        for g in out_grads:
+            if g is not None and not isinstance(g, NDArray):
+                raise TypeError("inputs must be NDArray")
+        heads = []
         for i, e in enumerate(plan.head_grad_eids):
             if e is None:
                 continue
-            if out_grads is None or i >= len(out_grads) or out_grads[i] is None:
+            if i >= len(out_grads) or out_grads[i] is None:
                 raise MXNetError(
-                    f"output {plan.output_names[i]}: head_gradient is required when calling "
-                    "backward. If you are attempting to minimize the output as an objective, "
-                    "please modify your network and pass it through the make_loss symbol.")
-            g = out_grads[i]
-            g = g._raw if isinstance(g, NDArray) else np.asarray(g)
+                    "Because the last operator is not Loss function, head_gradient is required "
+                    f"when calling backward (output {plan.output_names[i]}). If you are "
+                    "attempting to minimize the output as an objective, please modify your "
+                    "network and pass it through the make_loss symbol.")
+            g = out_grads[i]._raw
             if tuple(g.shape) != tuple(plan.shapes[e]):
-                raise ShapeError(f"backward: head gradient {i} has shape {tuple(g.shape)}, "
-                                 f"expected {plan.shapes[e]}")
+                raise ShapeError(f"backward: head gradient {i} ({plan.output_names[i]}) has "
+                                 f"shape {tuple(g.shape)}, expected {tuple(plan.shapes[e])}")
+            heads.append((e, g))
+        if self._state != "train":
+            # the last forward dropped what backward reads (inference schedule, or a
+            # previous backward released it): recompute it in the same mode
+            self._forward(self._last_is_train, keep=True)
+        env = self._env
+        for e, g in heads:
             env[e] = g
-        self._run(plan.backward_steps, is_train)
+        mem = plan.memory
+        n_fwd = len(plan.forward_steps)
+        self._run(plan.backward_steps, is_train, mem.release_train[n_fwd:], n_fwd)
         for garr, e, req in zip(self.grad_arrays, plan.grad_eids, plan.grad_reqs):
             if garr is None or req == "null":
                 continue
@@ -176,99 +308,251 @@ class Executor:
                     garr._raw = st.zeros_raw(garr.stype, garr.shape, garr._raw.dtype)
                 continue
             _write(garr, env[e], req)
+        # free everything but the bound arrays; a second backward recomputes forward
+        for i in range(len(env)):
+            env[i] = None
+        self._state = "infer"
 
-    def _run(self, steps, is_train):
+    def _zero_unreached_grads(self):
+        for garr, req in zip(self.grad_arrays, self._plan.grad_reqs):
+            if garr is not None and req == "write":
+                garr._raw = st.zeros_raw(garr.stype, garr.shape, garr._raw.dtype)
+
+    def _out_specs(self):
+        """Per step: None (pure kernel) or, per output, how to get its buffer."""
+        if self._specs is None:
+            specs = []
+            for s in self._plan.forward_steps + self._plan.backward_steps:
+                if not s.writes_out:
+                    specs.append(None)
+                    continue
+                specs.append(tuple(
+                    (slot, self._slot_buf[slot] if slot >= 0 else -1, inpl, garg, shape, dt)
+                    for slot, inpl, garg, shape, dt in zip(s.out_slots, s.out_inplace,
+                                                           s.out_grad, s.out_shapes,
+                                                           s.out_dtypes)))
+            self._specs = specs
+        return self._specs
+
+    def _buffers(self, spec, ins):
+        """Output buffers of an ``out``-capable step: gradient arrays, in-place inputs,
+        pool views (when free) or fresh arrays."""
+        pool = self._pool
+        outs = []
+        for slot, buf, inpl, garg, shape, dt in spec:
+            if garg >= 0:
+                g = self.grad_arrays[garg]._raw
+                if type(g) is np.ndarray and g.shape == shape and g.dtype == dt \
+                        and g.flags.c_contiguous:
+                    outs.append(g)
+                    continue
+            if buf >= 0:
+                if inpl >= 0 and self._monitor is None:
+                    x = ins[inpl]
+                    if type(x) is np.ndarray and pool.owns(buf, x) and x.dtype == dt \
+                            and x.shape == shape:
+                        outs.append(x)
+                        continue
+                outs.append(pool.view(buf, shape, dt))
+                continue
+            outs.append(np.empty(shape, dt))
+        return tuple(outs)
+
+    def _run(self, steps, is_train, release, offset):
         env = self._env
         monitor = self._monitor
-        for s in steps:
+        specs = self._out_specs()
+        for j, s in enumerate(steps):
             ins = [env[i] for i in s.in_eids]
             if s.mode == "fallback":
                 ins = [st.todense(x) for x in ins]
+            if monitor is not None and self._monitor_all:
+                self._monitor_inputs(s, ins)
+            attrs = s.train_attrs if is_train else s.attrs
+            spec = specs[offset + j]
             try:
-                outs = s.kernel(s.train_attrs if is_train else s.attrs, ins)
+                if spec is not None:
+                    outs = s.kernel(attrs, ins, out=self._buffers(spec, ins))
+                else:
+                    outs = s.kernel(attrs, ins)
             except rules.Conflict as c:
-                rules.raise_conflict(c, s.name, s.op_name)
+                from ..passes.infer_attr import raise_conflict
+                raise_conflict(self._plan.graph, s.index, c, c.kind)
             except Exception as err:
-                if not getattr(err, "_sparsym_ctx", False):
-                    msg = f"{err.args[0] if err.args else err}\n  while executing {s.describe()}"
-                    err.args = (msg,) + tuple(err.args[1:])
-                    try:
-                        err._sparsym_ctx = True
-                    except AttributeError:
-                        pass
+                _add_context(err, f"node {self.node_name(s.name)} ({s.op_name})")
                 raise
             if s.mode == "fallback":
                 outs = [st.cast_raw(v, t) for v, t in zip(outs, s.out_stypes)]
             for e, v in zip(s.out_eids, outs):
                 env[e] = v
+            ins = outs = None
             if monitor is not None:
-                for j, e in enumerate(s.out_eids):
-                    monitor(f"{s.name}_output{j if len(s.out_eids) > 1 else ''}",
-                            wrap(env[e], self._ctx))
+                node = self.node_name(s.name)
+                for name, e in zip(s.out_names, s.out_eids):
+                    monitor(f"{node}_{name}", wrap(env[e], self._ctx))
+            for e in release[j]:
+                env[e] = None
+
+    def _monitor_inputs(self, s, ins):
+        node = self._plan.graph.nodes[s.index]
+        names = node.op.input_names(node.params)
+        node = self.node_name(s.name)
+        for nm, x in zip(names, ins):
+            self._monitor(f"{node}_{nm}", wrap(x, self._ctx))
 
     # ------------------------------------------------------------------ misc API
     def set_monitor_callback(self, callback, monitor_all=False):
-        """Call ``callback(name, array)`` after every node's output is computed."""
+        """Call ``callback(name, NDArray)`` for every op output (``<node>_<output>``), and
+        with ``monitor_all`` for every op input (``<node>_<input>``) before it runs."""
         self._monitor = callback
-        self._monitor_all = monitor_all
+        self._monitor_all = bool(monitor_all)
 
     def copy_params_from(self, arg_params, aux_params=None, allow_extra_params=False):
-        """Copy values from dicts of arrays into this executor's arguments/aux states."""
+        """Copy values from dicts of arrays into this executor's arguments and aux states.
+
+        Raises
+        ------
+        ValueError
+            For a name that is not an argument (auxiliary state) unless
+            ``allow_extra_params``.
+        ShapeError
+            When a value's shape differs from the bound array's.
+        """
+        args = self.arg_dict
         for name, arr in arg_params.items():
-            if name in self._arg_index:
-                self.arg_arrays[self._arg_index[name]]._assign(arr)
+            if name in args:
+                _copy_into(args[name], arr, name)
             elif not allow_extra_params:
                 raise ValueError(f'Find name "{name}" that is not in the arguments')
-        if aux_params:
-            aux = self.aux_dict
-            for name, arr in aux_params.items():
-                if name in aux:
-                    aux[name]._assign(arr)
-                elif not allow_extra_params:
-                    raise ValueError(f'Find name "{name}" that is not in the auxiliary states')
+        if aux_params is None:
+            return
+        aux = self.aux_dict
+        for name, arr in aux_params.items():
+            if name in aux:
+                _copy_into(aux[name], arr, name)
+            elif not allow_extra_params:
+                raise ValueError(f"Find name {name} that is not in the auxiliary states")
 
     def reshape(self, partial_shaping=False, allow_up_sizing=False, **kwargs):
-        """A new executor for new input shapes, sharing parameters where shapes match."""
+        """A new executor for new input shapes, sharing memory with this one.
+
+        Arrays whose shape is unchanged are the same objects; smaller ones are views of the
+        old memory. ``partial_shaping`` allows arguments not named in ``kwargs`` to change
+        shape; ``allow_up_sizing`` allows allocating arrays larger than the old ones.
+        """
         from .bind_arrays import reshape_executor
         return reshape_executor(self, partial_shaping, allow_up_sizing, kwargs)
 
     def debug_str(self):
+        """MXNet's plan listing plus dispatch modes and memory totals
+        ("Total N MB allocated")."""
         from .report import debug_str
         return debug_str(self)
 
     def storage_report(self):
-        """One row per node: op, input/output stypes, dispatch mode, densified bytes."""
+        """One row per node: op, input/output stypes, dispatch mode, densified bytes.
+
+        ``print(exe.storage_report())`` prints it as a table.
+        """
         from .report import StorageReport
         return StorageReport.from_executor(self)
 
+    def memory_report(self) -> dict:
+        """Bytes held by this executor: arguments, gradients, aux states, outputs, and the
+        intermediate plan (pooled slots, no-reuse total, peak live) and the pool's buffers."""
+        from .report import memory_totals
+        return memory_totals(self)
+
     def get_optimized_symbol(self):
+        """The bound symbol (sparsym applies no graph rewrites)."""
         return self._symbol
 
 
+def _copy_into(dst, value, name):
+    shape = tuple(value.shape)
+    if shape != dst.shape:
+        raise ShapeError(f"copy_params_from: {name} has shape {shape}, the executor's array "
+                         f"has shape {dst.shape}")
+    dst._assign(value)
+
+
+def _rename_map(own, planned):
+    """{planned node name: own node name} where they differ (same structure, positions
+    aligned); backward nodes are named ``<forward node>_<tag>``."""
+    if len(own) <= len(planned) and all(a is b for a, b in zip(own, planned)):
+        return {}
+    m = {b.name: a.name for a, b in zip(own, planned) if a.name != b.name}
+    if not m:
+        return {}
+    for b in planned[len(own):]:
+        parts = b.name.split("_")
+        for cut in range(len(parts) - 1, 0, -1):
+            head = "_".join(parts[:cut])
+            if head in m:
+                m[b.name] = m[head] + b.name[len(head):]
+                break
+    return m
+
+
+def _add_context(err, where):
+    """Keep the error's type; append "while executing node X (op)" once."""
+    if getattr(err, "_sparsym_ctx", False):
+        return
+    first = err.args[0] if err.args else str(err)
+    err.args = (f"{first}\n  while executing {where}",) + tuple(err.args[1:])
+    try:
+        err._sparsym_ctx = True
+    except AttributeError:
+        pass
+
+
 # ---------------------------------------------------------------------- binding
+_BIND_ERRORS: dict = {}
+
+
+def bind_error(err, args_listing):
+    """MXNet wraps simple_bind failures in RuntimeError: the raised error is both the
+    original type (ShapeError...) and a RuntimeError, with the arguments listed first."""
+    base = type(err)
+    cls = _BIND_ERRORS.get(base)
+    if cls is None:
+        cls = base if issubclass(base, RuntimeError) else type(base.__name__, (base, RuntimeError),
+                                                              {"__module__": base.__module__})
+        _BIND_ERRORS[base] = cls
+    return cls(f"simple_bind error. Arguments:\n{args_listing}{err}")
+
+
 def simple_bind(symbol, ctx, grad_req, type_dict, stype_dict, group2ctx, shared_arg_names,
                 shared_exec, shared_buffer, kwargs):
+    """See :meth:`Symbol.simple_bind`."""
     from .bind_arrays import allocate
     ctx = ctx or current_context()
-    arg_names = symbol.list_arguments()
-    reqs = _normalize_grad_req(grad_req, arg_names, "simple_bind")
+    fwd = symbol._graph()
+    arg_names = [n.name for n in fwd.arg_nodes]
+    names = {n.name for n in fwd.input_nodes}
     shapes = {}
     for k, v in kwargs.items():
         if not isinstance(v, (tuple, list)):
             raise TypeError(f"simple_bind: shape of {k} must be a tuple, got {v!r}")
-        shapes[k] = tuple(int(d) for d in v)
-    dtypes = {k: dtype_of(v) for k, v in (type_dict or {}).items()}
-    stypes = {k: st.check_stype(v, "simple_bind: ") for k, v in (stype_dict or {}).items()}
+        if k in names:  # MXNet ignores shapes of names the graph does not have
+            shapes[k] = tuple(None if d == 0 else int(d) for d in v)
+    listing = "".join(f"{k}: {tuple(v)}\n" for k, v in kwargs.items())
     try:
+        reqs = normalize_grad_req(grad_req, arg_names, "simple_bind")
+        dtypes = {k: dtype_of(v) for k, v in (type_dict or {}).items() if k in names}
+        stypes = {k: st.check_stype(v, "simple_bind: ") for k, v in (stype_dict or {}).items()
+                  if k in names}
         plan = get_plan(symbol, shapes, dtypes, stypes, reqs)
-    except ShapeError as err:
-        args = "\n".join(f"{k}: {v}" for k, v in shapes.items())
-        raise type(err)(f"simple_bind error. Arguments:\n{args}\n{err}") from None
+    except MXNetError as err:
+        raise bind_error(err, listing) from None
+    except ValueError as err:
+        raise bind_error(MXNetError(str(err)), listing) from None
     return allocate(symbol, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec,
                     shared_buffer)
 
 
 def bind(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec):
+    """See :meth:`Symbol.bind`."""
     from .bind_arrays import bind_given
     return bind_given(symbol, ctx or current_context(), args, args_grad, grad_req, aux_states,
-                      group2ctx, shared_exec, _normalize_grad_req)
+                      group2ctx, shared_exec)

@@ -1,26 +1,44 @@
-"""Frozen execution plans: passes run once per (graph, shapes, dtypes, stypes, grad_req)."""
+"""Frozen execution plans: the passes run once per (graph, shapes, dtypes, stypes, grad_req).
+
+``get_plan`` looks the key up first: a hit returns the frozen plan without running any
+pass (the graph signature is cached on the Symbol, so a hit costs one dict lookup once the
+symbol has been seen). A miss runs gradient -> infer_shape -> infer_type -> infer_storage
+-> plan_memory and freezes the result.
+"""
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..base import DTypeError, MXNetError, ShapeError
+from ..base import DTypeError, ShapeError
 from ..ops import rules
 from ..ops.registry import report_fallback
 from ..passes.gradient import gradient
+from ..passes.infer_attr import fmt_shape
 from ..passes.infer_shape import infer_shape
 from ..passes.infer_storage import infer_storage
 from ..passes.infer_type import infer_type
+from ..passes.plan_memory import POOL_MIN_BYTES, MemoryPlan, plan_memory, schedule
 from ..storage import nbytes as _nbytes  # noqa: F401  (re-exported for reports)
 from ..symbol.graph import IndexedGraph, Node
+
+__all__ = ["Step", "Plan", "get_plan", "build_plan", "clear_cache", "stats"]
 
 
 @dataclass(frozen=True)
 class Step:
-    """One node to run: kernel over entry ids; ``fallback`` densifies inputs first."""
+    """One node to run: kernel over entry ids; ``fallback`` densifies inputs first.
+
+    ``writes_out``: the kernel accepts preallocated outputs; ``out_slots`` /
+    ``out_inplace`` / ``out_grad`` say, per output, which pool slot holds it (-1: none),
+    which input position it may overwrite (-1: none) and which argument's gradient array
+    it may be written to directly (-1: none).
+    """
 
     index: int
     name: str
@@ -33,6 +51,13 @@ class Step:
     in_stypes: tuple
     out_stypes: tuple
     mode: str
+    out_names: tuple = ()
+    writes_out: bool = False
+    out_slots: tuple = ()
+    out_inplace: tuple = ()
+    out_grad: tuple = ()
+    out_shapes: tuple = ()
+    out_dtypes: tuple = ()
 
     def describe(self):
         return f"node {self.name} ({self.op_name})"
@@ -57,7 +82,13 @@ class Plan:
     stypes: tuple
     forward_steps: tuple
     backward_steps: tuple
-    fallbacks: tuple            # (op, in stypes, out stypes, attrs) to report at bind time
+    fallbacks: tuple            # (op, attrs, in stypes, out stypes) to report at bind time
+    memory: MemoryPlan = None
+    build_seconds: float = 0.0
+
+    @property
+    def input_names(self):
+        return tuple(n.name for n in self.graph.input_nodes)
 
 
 _CACHE: "OrderedDict[tuple, Plan]" = OrderedDict()
@@ -66,34 +97,26 @@ _CACHE_SIZE = 256
 stats = {"hits": 0, "misses": 0}
 
 
-def _signature(graph: IndexedGraph):
-    """Structure of a graph: ops, params, attrs that matter, wiring, and names."""
-    sig = []
-    for n in graph.nodes:
-        if n.op is None:
-            sig.append((None, n.name, n.attr.get("__shape__"), n.attr.get("__dtype__"),
-                        n.attr.get("__storage_type__")))
-        else:
-            sig.append((n.op.name, n.name, hash(n.params),
-                        tuple((graph.node_id[id(c)], i) for c, i in n.inputs)))
-    sig.append(tuple((graph.node_id[id(n)], i) for n, i in graph.heads))
-    return tuple(sig)
-
-
 def clear_cache():
+    """Forget every cached plan and reset the hit/miss counters."""
     with _CACHE_LOCK:
         _CACHE.clear()
         stats["hits"] = stats["misses"] = 0
 
 
+def cache_key(graph, shapes, dtypes, stypes, grad_reqs):
+    """(structure, shapes, dtypes, stypes, grad_req): everything a plan depends on."""
+    return (graph.signature(),
+            tuple(sorted(shapes.items())),
+            tuple(sorted((k, np.dtype(v).str) for k, v in dtypes.items())),
+            tuple(sorted(stypes.items())),
+            tuple(grad_reqs.get(n.name, "null") for n in graph.arg_nodes))
+
+
 def get_plan(symbol, shapes, dtypes, stypes, grad_reqs):
     """Return a cached plan or build one; ``shapes`` etc. are dicts name -> value."""
-    fwd = IndexedGraph(symbol._outputs)
-    key = (_signature(fwd),
-           tuple(sorted((k, tuple(v)) for k, v in shapes.items())),
-           tuple(sorted((k, np.dtype(v).str) for k, v in dtypes.items())),
-           tuple(sorted(stypes.items())),
-           tuple(grad_reqs.get(n.name, "null") for n in fwd.arg_nodes))
+    fwd = symbol._graph()
+    key = cache_key(fwd, shapes, dtypes, stypes, grad_reqs)
     with _CACHE_LOCK:
         plan = _CACHE.get(key)
         if plan is not None:
@@ -112,56 +135,65 @@ def get_plan(symbol, shapes, dtypes, stypes, grad_reqs):
     return plan
 
 
-def _unknown_error(kind, names_values, flag):
+def _unknown_error(cls, kind, what, unit, names_values):
     shown = names_values[:10]
-    listing = ", ".join(f"{n}: {v}" for n, v in shown) + (", ..." if len(names_values) > 10 else "")
-    cls = ShapeError if kind == "InferShape" else DTypeError
-    raise cls(f"{kind} pass cannot decide {flag} for the following arguments (-1 means unknown "
-              f"{'dimensions' if kind == 'InferShape' else 'dtype'}). Please consider providing "
-              f"them as inputs:\n{listing}")
+    listing = "".join(f"{n}: {v}, " for n, v in shown) + ("..." if len(names_values) > 10
+                                                           else "")
+    raise cls(f"{kind} pass cannot decide {what} for the following arguments (-1 means unknown "
+              f"{unit}). Please consider providing them as inputs:\n{listing}\n")
 
 
 def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
+    """Run every pass for one binding and freeze the result."""
+    t0 = time.perf_counter()
     heads = list(fwd.heads)
     args = list(fwd.arg_nodes)
     wrt = [n for n in args if grad_reqs.get(n.name, "null") != "null"]
     head_grad_vars, grad_entries = [], [None] * len(args)
     if wrt:
-        head_grad_vars = [Node(None, f"_head_grad{i}", None, {}) for i in range(len(heads))]
+        head_grad_vars = [Node(None, f"_head_grad_{i}", None, {}) for i in range(len(heads))]
         g = gradient(heads, wrt, [(v, 0) for v in head_grad_vars])
         pos = {id(n): i for i, n in enumerate(args)}
         for n, e in zip(wrt, g):
             grad_entries[pos[id(n)]] = e
     full_heads = heads + [e for e in grad_entries if e is not None]
-    graph = IndexedGraph(full_heads)
+    graph = IndexedGraph(full_heads) if wrt else fwd
     hg_eids = tuple(graph.eid(v) if id(v) in graph.node_id else None for v in head_grad_vars) \
         or tuple(None for _ in heads)
     head_eids = tuple(graph.eid(n, i) for n, i in heads)
     ties = [(h, g) for h, g in zip(head_eids, hg_eids) if g is not None]
 
     by_name = {n.name: n for n in graph.input_nodes}
-    for name in list(shapes) + list(dtypes) + list(stypes):
-        if name not in by_name:
-            cands = "\n".join(f"\t[{i}]{n.name}" for i, n in enumerate(fwd.input_nodes))
-            raise MXNetError(f"simple_bind: keyword argument name {name} not found.\n"
-                             f"Candidate arguments:\n{cands}")
-    shp = infer_shape(graph, {graph.eid(by_name[k]): v for k, v in shapes.items()}, ties)
-    unknown = [(n.name, rules.fmt_shape(shp[graph.eid(n)])) for n in fwd.input_nodes
+    shp = infer_shape(graph, {graph.eid(by_name[k]): v for k, v in shapes.items()
+                              if k in by_name}, ties)
+    unknown = [(n.name, fmt_shape(shp[graph.eid(n)])) for n in fwd.input_nodes
                if not rules.known(shp[graph.eid(n)])]
     if unknown:
-        _unknown_error("InferShape", unknown, "shapes")
-    bad = [k for k, n in enumerate(graph.nodes) if n.op is not None and not all(
-        rules.known(shp[e]) for e in graph.out_eids(k))]
-    if bad:
-        n = graph.nodes[bad[0]]
-        raise ShapeError(f"InferShape pass cannot decide the output shape of node {n.name} "
-                         f"({n.op.name}); its inputs are "
-                         f"{[rules.fmt_shape(shp[e]) for e in graph.in_eids(bad[0])]}")
-    typ = infer_type(graph, {graph.eid(by_name[k]): v for k, v in dtypes.items()}, ties)
-    st, choice = infer_storage(graph, {graph.eid(by_name[k]): v for k, v in stypes.items()},
-                               report=False)
+        _unknown_error(ShapeError, "InferShape", "shapes", "dimensions", unknown)
+    for k, n in enumerate(graph.nodes):
+        if n.op is not None and not all(rules.known(shp[e]) for e in graph.out_eids(k)):
+            raise ShapeError(
+                f"InferShape pass cannot decide the output shape of node {n.name} "
+                f"({n.op.name}): inputs {[fmt_shape(shp[e]) for e in graph.in_eids(k)]}, "
+                f"outputs {[fmt_shape(shp[e]) for e in graph.out_eids(k)]}")
+    typ = infer_type(graph, {graph.eid(by_name[k]): v for k, v in dtypes.items()
+                             if k in by_name}, ties)
+    for k, n in enumerate(graph.nodes):
+        if any(typ[e] is None for e in graph.out_eids(k)):
+            raise DTypeError(f"InferType pass cannot decide the output dtype of node {n.name} "
+                             f"({n.op.name if n.op else 'variable'}): inputs "
+                             f"{[str(typ[e]) for e in graph.in_eids(k)]}")
+    st, choice = infer_storage(graph, {graph.eid(by_name[k]): v for k, v in stypes.items()
+                                       if k in by_name}, report=False)
+
+    arg_eids = tuple(graph.eid(n) for n in args)
+    aux_eids = tuple(graph.eid(n) for n in fwd.aux_nodes)
+    grad_eids = tuple(graph.eid(*e) if e is not None else None for e in grad_entries)
+    reqs = tuple(grad_reqs.get(n.name, "null") for n in args)
     fwd_ids = {id(n) for n in fwd.nodes}
-    fsteps, bsteps, fallbacks = [], [], []
+
+    # proto steps, then the memory plan, then the frozen steps
+    proto, fallbacks = [], []
     for k, n in enumerate(graph.nodes):
         if n.op is None:
             continue
@@ -172,30 +204,70 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
             f = (n.op.name, n.params.to_strings(), ins, outs)
             fallbacks.append(f)
             report_fallback(*f)
+        writes_out = bool(getattr(row.kernel, "writes_out", False)) and mode != "fallback" \
+            and all(o == "default" for o in outs)
+        proto.append((k, n, row, mode, ins, outs, writes_out, id(n) in fwd_ids))
+    n_fwd = sum(1 for p in proto if p[7])
+
+    nbytes = [0] * graph.num_entries
+    for e in range(graph.num_entries):
+        if st[e] == "default":
+            nbytes[e] = math.prod(shp[e]) * typ[e].itemsize
+    keep = set(arg_eids) | set(aux_eids) | set(head_eids) | {e for e in hg_eids if e is not None}
+    if n_fwd < len(proto) and not any(p[1].op.mutates for p in proto):
+        order = schedule([(graph.in_eids(p[0]), graph.out_eids(p[0])) for p in proto], n_fwd,
+                         nbytes, keep)
+        proto = proto[:n_fwd] + [proto[i] for i in order]
+    consumed = {e for p in proto for e in graph.in_eids(p[0])}
+    grad_count = {}
+    for e in grad_eids:
+        if e is not None:
+            grad_count[e] = grad_count.get(e, 0) + 1
+    direct = {}   # gradient eid -> argument index it can be written to in place
+    producer_out = {e for p in proto if p[6] for e in graph.out_eids(p[0])}
+    for a, (e, r) in enumerate(zip(grad_eids, reqs)):
+        if e is not None and r == "write" and e in producer_out and grad_count[e] == 1 \
+                and e not in keep and e not in consumed and st[e] == "default":
+            direct[e] = a
+    final = {e for e in grad_eids if e is not None}
+    poolable = [e for p in proto if p[6] for e in graph.out_eids(p[0])
+                if e not in keep and e not in direct and nbytes[e] >= POOL_MIN_BYTES]
+    mem = plan_memory([(graph.in_eids(p[0]), graph.out_eids(p[0])) for p in proto], n_fwd,
+                      keep, final, nbytes, poolable,
+                      [p[1].op.inplace if p[6] else () for p in proto])
+
+    fsteps, bsteps = [], []
+    for k, n, row, mode, ins, outs, writes_out, is_fwd in proto:
         train_attrs = n.params
         if n.op.needs_is_train:
             train_attrs = type(n.params)(n.params, __is_train__=True)
             attrs = type(n.params)(n.params, __is_train__=False)
         else:
             attrs = n.params
+        oe = tuple(graph.out_eids(k))
         if n.op.needs_out_shapes:
-            oshp = tuple(shp[e] for e in graph.out_eids(k))
+            oshp = tuple(shp[e] for e in oe)
             attrs = type(attrs)(attrs, __out_shapes__=oshp)
             train_attrs = type(train_attrs)(train_attrs, __out_shapes__=oshp)
         step = Step(k, n.name, n.op.name, row.kernel, attrs, train_attrs,
-                    tuple(graph.in_eids(k)), tuple(graph.out_eids(k)), ins, outs, mode)
-        (fsteps if id(n) in fwd_ids else bsteps).append(step)
-    arg_eids = tuple(graph.eid(n) for n in args)
+                    tuple(graph.in_eids(k)), oe, ins, outs, mode,
+                    out_names=tuple(n.op.out_names(n.params)),
+                    writes_out=writes_out,
+                    out_slots=tuple(mem.slot_of.get(e, -1) for e in oe),
+                    out_inplace=tuple(mem.inplace_src.get(e, -1) for e in oe),
+                    out_grad=tuple(direct.get(e, -1) for e in oe),
+                    out_shapes=tuple(shp[e] for e in oe),
+                    out_dtypes=tuple(typ[e] for e in oe))
+        (fsteps if is_fwd else bsteps).append(step)
     return Plan(
         graph=graph, arg_names=tuple(n.name for n in args),
         aux_names=tuple(n.name for n in fwd.aux_nodes),
         output_names=tuple(_out_name(e) for e in heads),
-        arg_eids=arg_eids, aux_eids=tuple(graph.eid(n) for n in fwd.aux_nodes),
-        head_eids=head_eids, head_grad_eids=hg_eids,
-        grad_eids=tuple(graph.eid(*e) if e is not None else None for e in grad_entries),
-        grad_reqs=tuple(grad_reqs.get(n.name, "null") for n in args),
+        arg_eids=arg_eids, aux_eids=aux_eids,
+        head_eids=head_eids, head_grad_eids=hg_eids, grad_eids=grad_eids, grad_reqs=reqs,
         shapes=tuple(shp), dtypes=tuple(typ), stypes=tuple(st),
-        forward_steps=tuple(fsteps), backward_steps=tuple(bsteps), fallbacks=tuple(fallbacks))
+        forward_steps=tuple(fsteps), backward_steps=tuple(bsteps), fallbacks=tuple(fallbacks),
+        memory=mem, build_seconds=time.perf_counter() - t0)
 
 
 def _out_name(entry):

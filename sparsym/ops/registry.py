@@ -13,7 +13,8 @@ from .params import NO_PARAMS, Params
 
 logger = logging.getLogger("sparsym")
 
-__all__ = ["Dispatch", "OpDef", "register", "get_op", "all_ops", "resolve_dispatch"]
+__all__ = ["Dispatch", "OpDef", "register", "get_op", "all_ops", "resolve_dispatch", "out_kernel",
+           "ufunc_kernel"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,9 @@ class OpDef:
     # outputs a Symbol exposes (MXNet's NumVisibleOutputs); None = all. Hidden outputs
     # (Dropout's mask, BatchNorm's saved mean/var) feed the backward op only.
     num_visible_outputs: int | Callable | None = None
+    # (input index, output index) pairs whose buffers may be shared when the input is not
+    # used afterwards (MXNet's FInplaceOption); honoured only for ``out``-capable kernels
+    inplace: tuple = ()
     # names of hidden extra attributes accepted and kept as strings (e.g. '__profiler_scope__')
     extra: dict = field(default_factory=dict)
 
@@ -134,6 +138,29 @@ def get_op(name: str) -> OpDef:
         return _OPS[name]
     except KeyError:
         raise MXNetError(f"operator {name!r} is not registered") from None
+
+
+def out_kernel(kernel):
+    """Mark a dense kernel as ``out``-capable (the executor's memory pool uses it).
+
+    Such a kernel is called ``kernel(attrs, inputs, out=None)``; when ``out`` is a tuple of
+    preallocated C-contiguous arrays with the inferred output shapes and dtypes, it writes
+    its results there (they may alias an input named in the op's ``inplace`` pairs) and
+    returns them. Without ``out`` it behaves as a pure kernel.
+    """
+    kernel.writes_out = True
+    return kernel
+
+
+def ufunc_kernel(fn, **kwargs):
+    """An ``out``-capable dense kernel applying the numpy ufunc ``fn`` to all inputs (the
+    result is cast to the preallocated output's dtype, as the shape/type rules decided)."""
+    def kernel(attrs, xs, out=None):
+        if out is None:
+            return (fn(*xs, **kwargs),)
+        return (fn(*xs, out=out[0], casting="unsafe", **kwargs),)
+    kernel.__name__ = f"ufunc_{getattr(fn, '__name__', 'fn')}"
+    return out_kernel(kernel)
 
 
 def has_op(name: str) -> bool:

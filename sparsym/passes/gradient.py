@@ -4,24 +4,37 @@ from __future__ import annotations
 from ..base import MXNetError
 from ..symbol.graph import IndexedGraph, Node
 
+_PARSED: dict = {}
+
 
 def make_node(op_name, inputs, name, **params):
-    """Create a backward/helper node of a registered op (params given as Python values)."""
+    """Create a backward/helper node of a registered op (params given as Python values).
+
+    Parsed parameters are shared between nodes with equal parameters (they are never
+    mutated), which keeps the gradient pass cheap on long unrolled graphs.
+    """
     from ..ops.registry import get_op
     op = get_op(op_name)
-    attrs = op.params.parse(op_name, params)
-    return Node(op, name, attrs, {}, inputs)
+    try:
+        key = (op_name, tuple(sorted(params.items())))
+        hit = _PARSED.get(key)
+    except TypeError:  # unhashable parameter values
+        key = hit = None
+    if hit is None:
+        attrs = op.params.parse(op_name, params)
+        hit = (attrs, {k: str(v) for k, v in params.items()})
+        if key is not None and len(_PARSED) < 4096:
+            _PARSED[key] = hit
+    return Node(op, name, hit[0], {}, inputs, hit[1])
 
 
 def _sum(entries, name):
-    if len(entries) == 1:
-        return entries[0]
-    if len(entries) <= 4:
-        acc = entries[0]
-        for i, e in enumerate(entries[1:]):
-            acc = (make_node("elemwise_add", [acc, e], f"{name}_sum{i}"), 0)
-        return acc
-    return (make_node("add_n", list(entries), f"{name}_sum", num_args=len(entries)), 0)
+    """Sum gradient contributions as a chain of elemwise_add: each term dies as soon as it
+    is added (an add_n keeps every term alive until the last one exists)."""
+    acc = entries[0]
+    for i, e in enumerate(entries[1:]):
+        acc = (make_node("elemwise_add", [acc, e], f"{name}_sum{i}"), 0)
+    return acc
 
 
 def gradient(heads, wrt, head_grads):

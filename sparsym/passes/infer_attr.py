@@ -1,7 +1,47 @@
-"""One fixpoint loop shared by shape and type inference."""
+"""One fixpoint loop shared by shape and type inference, and its error messages."""
 from __future__ import annotations
 
+from ..base import DTypeError, ShapeError
 from ..ops import rules
+
+
+def fmt_shape(s) -> str:
+    """MXNet's shape text: ``[2,3]``; unknown dims are -1, an unknown shape None."""
+    if s is None:
+        return "None"
+    return "[" + ",".join("-1" if d is None else str(d) for d in s) + "]"
+
+
+def _fmt(kind, v):
+    if kind == "shape":
+        return fmt_shape(v)
+    return "None" if v is None else getattr(v, "name", str(v))
+
+
+def raise_conflict(graph, k, c: rules.Conflict, kind):
+    """Raise the public error for a disagreement at node ``k``: MXNet's greppable
+    "Incompatible attr in node X at i-th input: expected A, got B", the input's name and,
+    when it is a variable, the variable's name."""
+    node = graph.nodes[k]
+    op = node.op
+    if c.side == "input":
+        names, eids = op.input_names(node.params), graph.in_eids(k)
+    else:
+        names, eids = op.out_names(node.params), graph.out_eids(k)
+    label = f" {names[c.index]!r}" if c.index < len(names) else ""
+    hint = ""
+    if c.side == "input" and c.index < len(node.inputs):
+        src = node.inputs[c.index][0]
+        if src.op is None:
+            hint = f" (the input is variable {src.name!r})"
+        else:
+            hint = f" (the input is an output of node {src.name!r} ({src.op.name}))"
+    what = "Shape" if kind == "shape" else "Type"
+    msg = (f"Error in operator {node.name} ({op.name}): {what} inconsistent: Incompatible attr "
+           f"in node {node.name} at {c.index}-th {c.side}{label}: expected "
+           f"{_fmt(kind, c.expected)}, got {_fmt(kind, c.got)}{hint}")
+    del eids
+    raise (ShapeError if kind == "shape" else DTypeError)(msg) from None
 
 
 def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
@@ -11,38 +51,51 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
     ``ties`` are (eid, eid) pairs that must agree (a head gradient and its output).
     A disagreement raises the public error naming the node, the input and both values.
     """
-    nodes = [(k, n) for k, n in enumerate(graph.nodes) if n.op is not None]
+    nodes = [(k, n, rule_of(n.op), graph.in_eids(k), graph.out_eids(k))
+             for k, n in enumerate(graph.nodes) if n.op is not None]
     merge = rules.merge_shape if kind == "shape" else _merge_type
 
     def count():
         return sum(1 for v in values if not known_fn(v))
 
+    # a node is done once its rule ran with every value known (values only ever fill in)
+    done = [False] * len(graph.nodes)
     unknown, stalled, sweep = count(), 0, 0
-    while unknown and stalled < 2:
+    while sweep == 0 or (unknown and stalled < 2):
         seq = nodes if sweep % 2 == 0 else reversed(nodes)
-        for k, node in seq:
-            ie, oe = graph.in_eids(k), graph.out_eids(k)
+        for k, node, rule, ie, oe in seq:
+            if done[k]:
+                continue
             ins = [values[e] for e in ie]
             outs = [values[e] for e in oe]
             try:
-                ins, outs = rule_of(node.op)(node.params, ins, outs)
+                ins, outs = rule(node.params, ins, outs)
             except rules.Conflict as c:
-                rules.raise_conflict(c, node.name, node.op.name, node.op.input_names(node.params),
-                                     node.op.out_names(node.params))
-            for e, v in zip(ie, ins):
+                raise_conflict(graph, k, c, kind)
+            for i, (e, v) in enumerate(zip(ie, ins)):
                 if v is not None and (values[e] is None or v != values[e]):
                     try:
                         values[e] = merge(values[e], v)
                     except ValueError:
-                        c = rules.Conflict(kind, ie.index(e), "input", values[e], v)
-                        rules.raise_conflict(c, node.name, node.op.name,
-                                             node.op.input_names(node.params))
-            for e, v in zip(oe, outs):
-                if v is not None:
-                    values[e] = v if values[e] is None else merge(values[e], v)
+                        raise_conflict(graph, k, rules.Conflict(kind, i, "input", v, values[e]),
+                                       kind)
+            for i, (e, v) in enumerate(zip(oe, outs)):
+                if v is not None and (values[e] is None or v != values[e]):
+                    try:
+                        values[e] = merge(values[e], v)
+                    except ValueError:
+                        raise_conflict(graph, k, rules.Conflict(kind, i, "output", v, values[e]),
+                                       kind)
+            done[k] = all(known_fn(values[e]) for e in ie) and \
+                all(known_fn(values[e]) for e in oe)
         for a, b in ties:
             if values[a] is None or values[b] is None or values[a] != values[b]:
-                v = merge(values[a], values[b])
+                try:
+                    v = merge(values[a], values[b])
+                except ValueError:
+                    raise (ShapeError if kind == "shape" else DTypeError)(
+                        f"head gradient {kind} {_fmt(kind, values[b])} does not match the "
+                        f"output's {_fmt(kind, values[a])}") from None
                 values[a] = values[b] = v
         before, unknown = unknown, count()
         stalled = stalled + 1 if unknown == before else 0

@@ -3,10 +3,31 @@ from __future__ import annotations
 
 import logging
 
-from ..base import getenv
+from ..base import StorageError, getenv
 from ..ops.registry import report_fallback, resolve_dispatch
+from ..storage import ID_STYPE, STYPES
 
 logger = logging.getLogger("sparsym")
+
+
+def var_stype(node) -> str:
+    """A variable's declared stype: MXNet stores ``__storage_type__`` as the id ('0', '1',
+    '2'; -1 undefined); names are accepted too."""
+    raw = node.attr.get("__storage_type__")
+    if raw is None:
+        return "default"
+    if raw in STYPES:
+        return raw
+    try:
+        sid = int(raw)
+    except ValueError:
+        sid = None
+    if sid == -1:
+        return "default"
+    if sid not in ID_STYPE:
+        raise StorageError(f"variable {node.name}: __storage_type__={raw!r} is not a storage "
+                           f"type (expected 0/1/2 or one of {list(STYPES)})")
+    return ID_STYPE[sid]
 
 
 def infer_storage(graph, known, report=True):
@@ -14,7 +35,7 @@ def infer_storage(graph, known, report=True):
     and ``known`` (eid -> stype). Fallback nodes are reported by the policy when ``report``."""
     stypes = ["default"] * graph.num_entries
     for n in graph.input_nodes:
-        stypes[graph.eid(n)] = n.attr.get("__storage_type__", "default") or "default"
+        stypes[graph.eid(n)] = var_stype(n)
     for e, s in known.items():
         if s is not None:
             stypes[e] = s

@@ -3,12 +3,20 @@ import types as _types
 
 from .. import ops as _ops  # noqa: F401
 from .op import populate as _populate
-from .symbol import Group, Symbol, Variable, load, load_json, var  # noqa: F401
+from .symbol import (  # noqa: F401
+    Group,
+    NotImplementedForSymbol,
+    Symbol,
+    Variable,
+    load,
+    load_json,
+    var,
+)
 
 _populate(globals())
 sparse = _types.ModuleType("sparsym.symbol.sparse", "Sparse operators (mx.sym.sparse).")
 _populate(sparse.__dict__, sparse=True)
 sparse.Variable = Variable
 sparse.var = var
-from .creation import arange, full, ones, random, zeros  # noqa: F401,E402
 from . import contrib  # noqa: F401,E402  (mx.sym.contrib)
+from .creation import arange, full, ones, random, zeros  # noqa: F401,E402

@@ -3,23 +3,49 @@ from __future__ import annotations
 
 from ..ops.params import Attrs
 
+# MXNet's hidden attribute keys: stored as ``__key__``, listed under both spellings
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
+               "profiler_scope")
+
+# bumped by every in-place mutation of nodes (attribute set, composition) so that
+# graphs and signatures cached on Symbols are never stale
+_epoch = [0]
+
+
+def bump_epoch():
+    """Invalidate every cached graph view (a node's attrs or inputs changed)."""
+    _epoch[0] += 1
+
+
+def current_epoch() -> int:
+    return _epoch[0]
+
+
+def storage_key(key: str) -> str:
+    """The key MXNet stores an attribute under (``lr_mult`` -> ``__lr_mult__``)."""
+    return f"__{key}__" if key in HIDDEN_KEYS else key
+
 
 class Node:
     """An operator application or a variable (``op is None``).
 
-    ``params``: typed op parameters; ``attr``: user/dunder string attributes
-    (``__shape__``, ``__storage_type__``, ``ctx_group``, ``lr_mult``...);
+    ``params``: typed op parameters (defaults filled in); ``given``: the parameters the
+    user passed, as MXNet's strings (what JSON and ``list_attr`` show); ``attr``: other
+    string attributes (``__shape__``, ``__storage_type__``, ``__ctx_group__``, user keys);
     ``inputs``: list of (Node, output index) entries.
     """
 
-    __slots__ = ("op", "name", "params", "attr", "inputs", "__weakref__")
+    __slots__ = ("op", "name", "params", "attr", "inputs", "given", "__weakref__")
 
-    def __init__(self, op, name, params=None, attr=None, inputs=()):
+    def __init__(self, op, name, params=None, attr=None, inputs=(), given=None):
         self.op = op
         self.name = name
         self.params = params if params is not None else Attrs()
         self.attr = dict(attr or {})
         self.inputs = list(inputs)
+        if given is None:
+            given = {} if op is None else self.params.to_strings()
+        self.given = given
 
     @property
     def is_variable(self) -> bool:
@@ -28,57 +54,82 @@ class Node:
     def num_outputs(self) -> int:
         return 1 if self.op is None else self.op.n_outputs(self.params)
 
+    def num_visible(self) -> int:
+        """Outputs a Symbol exposes (hidden ones feed the backward op only)."""
+        return 1 if self.op is None else self.op.n_visible(self.params)
+
+    def all_attrs(self) -> dict:
+        """MXNet's ``attrs.dict``: the given parameters and the string attributes."""
+        if not self.given:
+            return dict(self.attr)
+        out = dict(self.given)
+        out.update(self.attr)
+        return out
+
+    def copy(self):
+        """A shallow copy (same inputs list contents, own dicts)."""
+        return Node(self.op, self.name, self.params, self.attr, self.inputs, dict(self.given))
+
     def __repr__(self):
         return f"Node({self.op.name if self.op else 'var'}, {self.name!r})"
+
+
+def topo_order(heads):
+    """Nodes reachable from ``heads`` in MXNet's DFS post-order (inputs before users)."""
+    order, seen = [], set()
+    add = seen.add
+    # iterative DFS keeps deep unrolled RNNs clear of the recursion limit
+    for head, _ in heads:
+        if id(head) in seen:
+            continue
+        stack = [(head, iter(head.inputs))]
+        add(id(head))
+        while stack:
+            node, it = stack[-1]
+            for child, _ in it:
+                if id(child) not in seen:
+                    add(id(child))
+                    stack.append((child, iter(child.inputs)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
 
 
 class IndexedGraph:
     """Nodes in topological order; entry ids ``entry_id[(nid, idx)]`` index per-entry values."""
 
     __slots__ = ("nodes", "node_id", "entry_offset", "num_entries", "heads", "arg_nodes",
-                 "aux_nodes", "input_nodes", "_in_eids", "_out_eids")
+                 "aux_nodes", "input_nodes", "_in_eids", "_out_eids", "_signature")
 
     def __init__(self, heads):
         self.heads = list(heads)
-        order, seen = [], set()
-        # iterative DFS keeps deep unrolled RNNs clear of the recursion limit
-        for head, _ in self.heads:
-            if id(head) in seen:
-                continue
-            stack = [(head, 0)]
-            while stack:
-                node, i = stack.pop()
-                if i == 0 and id(node) in seen:
-                    continue
-                if i < len(node.inputs):
-                    stack.append((node, i + 1))
-                    child = node.inputs[i][0]
-                    if id(child) not in seen:
-                        stack.append((child, 0))
-                else:
-                    seen.add(id(node))
-                    order.append(node)
+        order = topo_order(self.heads)
         self.nodes = order
-        self.node_id = {id(n): i for i, n in enumerate(order)}
+        node_id = self.node_id = {id(n): i for i, n in enumerate(order)}
         offs, total = [], 0
-        for n in order:
-            offs.append(total)
-            total += n.num_outputs()
-        self.entry_offset = offs
-        self.num_entries = total
+        out_eids = []
         aux_ids = set()
         for n in order:
-            if n.op is not None and n.op.aux:
-                names = n.op.input_names(n.params)
+            offs.append(total)
+            k = n.num_outputs()
+            out_eids.append(range(total, total + k))
+            total += k
+            op = n.op
+            if op is not None and op.aux:
+                names = op.input_names(n.params)
                 for (child, _), nm in zip(n.inputs, names):
-                    if nm in n.op.aux and child.op is None:
+                    if nm in op.aux and child.op is None:
                         aux_ids.add(id(child))
+        self.entry_offset = offs
+        self.num_entries = total
         self.input_nodes = [n for n in order if n.op is None]
         self.arg_nodes = [n for n in self.input_nodes if id(n) not in aux_ids]
         self.aux_nodes = [n for n in self.input_nodes if id(n) in aux_ids]
-        self._in_eids = [[self.eid(c, i) for c, i in n.inputs] for n in order]
-        self._out_eids = [list(range(offs[k], offs[k] + n.num_outputs()))
-                          for k, n in enumerate(order)]
+        self._in_eids = [[offs[node_id[id(c)]] + i for c, i in n.inputs] for n in order]
+        self._out_eids = out_eids
+        self._signature = None
 
     def eid(self, node, index=0) -> int:
         return self.entry_offset[self.node_id[id(node)]] + index
@@ -91,3 +142,28 @@ class IndexedGraph:
 
     def head_eids(self):
         return [self.eid(n, i) for n, i in self.heads]
+
+    def signature(self) -> tuple:
+        """Structure of the graph: ops, given params, plan-relevant attrs, wiring, and the
+        variable names (operator node names are left out).
+
+        Two graphs with equal signatures bind to the same plan (the plan cache key).
+        """
+        if self._signature is None:
+            sig = []
+            app = sig.append
+            for n, ins in zip(self.nodes, self._in_eids):
+                if n.op is None:
+                    a = n.attr
+                    app((n.name, a.get("__shape__"), a.get("__dtype__"),
+                         a.get("__storage_type__"), a.get("__ctx_group__")))
+                else:
+                    # op names are cosmetic (generated names differ between two builds of
+                    # one model); executors rename steps from their own symbol
+                    g = n.given
+                    app((n.op.name, tuple(ins),
+                         tuple(sorted(g.items())) if len(g) > 1 else tuple(g.items()),
+                         n.attr.get("__ctx_group__")))
+            app(tuple(self.head_eids()))
+            self._signature = tuple(sig)
+        return self._signature

@@ -2,46 +2,80 @@
 from __future__ import annotations
 
 import threading
+import warnings
 
-from ..base import MXNetError
+from .graph import HIDDEN_KEYS, storage_key
 
-_local = threading.local()
+__all__ = ["NameManager", "Prefix", "AttrScope", "current", "current_attr_scope",
+           "expand_attr", "list_form"]
+
+
+class _ClassProperty:
+    """A read-only property on the class (MXNet's ``classproperty``)."""
+
+    def __init__(self, fget):
+        self.fget = fget
+
+    def __get__(self, obj, cls):
+        return self.fget(cls)
 
 
 class NameManager:
-    """Give unnamed symbols names ``<hint><count>`` (``fullyconnected0``...).
+    """Give unnamed symbols names ``<hint><count>`` (``fullyconnected0``, ``_plus1``...).
+
+    The hint is the lower-cased name of the front-end function that created the symbol;
+    counters are per manager, so ``with mx.name.NameManager():`` starts from 0 again.
 
     Examples
     --------
     >>> import sparsym as mx
-    >>> with mx.name.Prefix('p_'):
-    ...     print(mx.sym.Variable('x').name, mx.sym.FullyConnected(num_hidden=2).name)
-    x p_fullyconnected0
+    >>> with mx.name.NameManager():
+    ...     x = mx.sym.Variable('x')
+    ...     print((x + x).name, mx.sym.FullyConnected(x, num_hidden=2).name)
+    _plus0 fullyconnected0
     """
+
+    _current = threading.local()
 
     def __init__(self):
         self._counter = {}
-        self._old = None
+        self._old_manager = None
 
     def get(self, name, hint):
+        """The user's ``name`` if given, else ``<hint><count>``."""
         if name:
             return name
-        hint = hint.lower()
         count = self._counter.get(hint, 0)
         self._counter[hint] = count + 1
         return f"{hint}{count}"
 
     def __enter__(self):
-        self._old = current()
-        _local.name_manager = self
+        self._old_manager = current()
+        NameManager._current.value = self
         return self
 
-    def __exit__(self, *exc):
-        _local.name_manager = self._old
+    def __exit__(self, ptype, value, trace):
+        NameManager._current.value = self._old_manager
+
+    @_ClassProperty
+    def current(cls):  # noqa: N805
+        warnings.warn("NameManager.current has been deprecated. It is advised to use the "
+                      "`with` statement with NameManager.", DeprecationWarning, stacklevel=2)
+        return current()
 
 
 class Prefix(NameManager):
-    """A NameManager that prepends ``prefix`` to every generated and given name."""
+    """A NameManager that prepends ``prefix`` to every name, given or generated.
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> data = mx.sym.Variable('data')
+    >>> with mx.name.Prefix('mynet_'):
+    ...     net = mx.sym.FullyConnected(data, num_hidden=10, name='fc1')
+    >>> net.list_arguments()
+    ['data', 'mynet_fc1_weight', 'mynet_fc1_bias']
+    """
 
     def __init__(self, prefix):
         super().__init__()
@@ -52,61 +86,89 @@ class Prefix(NameManager):
 
 
 def current() -> NameManager:
-    nm = getattr(_local, "name_manager", None)
+    """The active NameManager of this thread."""
+    nm = getattr(NameManager._current, "value", None)
     if nm is None:
-        nm = _local.name_manager = NameManager()
+        nm = NameManager._current.value = NameManager()
     return nm
 
 
 class AttrScope:
-    """Attach string attributes (e.g. ``ctx_group``) to every symbol created inside.
+    """Attach string attributes (``ctx_group``, ``lr_mult``, ``__dunder__`` keys) to every
+    symbol created inside the scope.
+
+    Hidden keys (``ctx_group``, ``lr_mult``, ``wd_mult``...) are stored as ``__key__``;
+    operators reject other plain keys, as in MXNet (they reach the parameter parser).
 
     Examples
     --------
     >>> import sparsym as mx
     >>> with mx.AttrScope(ctx_group='dev1'):
     ...     x = mx.sym.Variable('x')
-    >>> x.attr('ctx_group')
-    'dev1'
+    >>> x.attr('ctx_group'), x.attr('__ctx_group__')
+    ('dev1', 'dev1')
     """
 
+    _current = threading.local()
+
     def __init__(self, **kwargs):
-        for k, v in kwargs.items():
-            if not isinstance(v, str):
-                raise MXNetError(f"Attributes need to be string, got {k}={v!r}")
+        self._old_scope = None
+        for value in kwargs.values():
+            if not isinstance(value, str):
+                raise ValueError("Attributes need to be string")
         self._attr = kwargs
-        self._old = None
 
     def get(self, attr):
-        merged = dict(self._attr)
-        if attr:
-            merged.update(attr)
-        return merged
+        """The scope's attributes updated with ``attr`` (the ones given at creation)."""
+        if self._attr:
+            ret = self._attr.copy()
+            if attr:
+                ret.update(attr)
+            return ret
+        return dict(attr) if attr else {}
 
     def __enter__(self):
-        self._old = current_attr_scope()
-        merged = dict(self._old._attr)
-        merged.update(self._attr)
-        self._attr = merged
-        _local.attr_scope = self
+        old = current_attr_scope()
+        self._old_scope = old
+        attr = old._attr.copy()
+        attr.update(self._attr)
+        self._attr = attr
+        AttrScope._current.value = self
         return self
 
-    def __exit__(self, *exc):
-        _local.attr_scope = self._old
+    def __exit__(self, ptype, value, trace):
+        AttrScope._current.value = self._old_scope
+
+    @_ClassProperty
+    def current(cls):  # noqa: N805
+        warnings.warn("AttrScope.current has been deprecated. It is advised to use the "
+                      "`with` statement with AttrScope.", DeprecationWarning, stacklevel=2)
+        return current_attr_scope()
 
 
 def current_attr_scope() -> AttrScope:
-    sc = getattr(_local, "attr_scope", None)
+    """The active AttrScope of this thread."""
+    sc = getattr(AttrScope._current, "value", None)
     if sc is None:
-        sc = _local.attr_scope = AttrScope()
+        sc = AttrScope._current.value = AttrScope()
     return sc
 
 
 def expand_attr(attr: dict) -> dict:
-    """MXNet stores ``ctx_group`` also as ``__ctx_group__`` (both appear in attr_dict)."""
+    """Attributes as stored on a node: hidden keys become ``__key__``; values must be str."""
     out = {}
     for k, v in attr.items():
+        if not isinstance(v, str):
+            raise ValueError("Set Attr only accepts string values")
+        out[storage_key(k)] = v
+    return out
+
+
+def list_form(attrs: dict) -> dict:
+    """MXNet's listing of stored attributes: ``__lr_mult__`` also appears as ``lr_mult``."""
+    out = {}
+    for k, v in attrs.items():
         out[k] = v
-        if k in ("ctx_group", "lr_mult", "wd_mult", "force_mirroring") and not k.startswith("__"):
-            out[f"__{k}__"] = v
+        if k.startswith("__") and k.endswith("__") and k[2:-2] in HIDDEN_KEYS:
+            out[k[2:-2]] = v
     return out

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from ..base import MXNetError, ParamError
 from ..ops.registry import all_ops, get_op
-from .graph import Node
-from .naming import current, current_attr_scope, expand_attr
-from .symbol import Symbol, Variable
+from .graph import HIDDEN_KEYS, Node
+from .naming import current, current_attr_scope
+from .symbol import Symbol
+
+__all__ = ["call", "make_function", "populate"]
 
 
 def _entry(sym, op_name, what):
@@ -19,21 +23,55 @@ def _entry(sym, op_name, what):
     return sym._outputs[0]
 
 
-def call(op_name, args, kwargs, name=None, attr=None):
-    """Create ``op_name`` applied to Symbols ``args`` (positional) and kwargs."""
+def _given_str(key, value):
+    """The string MXNet's front end stores for a parameter value (``str(v)``)."""
+    if key == "dtype" and value is not None and not isinstance(value, str):
+        return np.dtype(value).name
+    return value if isinstance(value, str) else str(value)
+
+
+def call(op_name, args, kwargs, name=None, attr=None, hint=None):
+    """Create ``op_name`` applied to Symbols ``args`` (positional) and ``kwargs``.
+
+    As in MXNet, the AttrScope's attributes and ``attr`` join the keyword arguments:
+    hidden keys (``ctx_group``, ``lr_mult``...) and ``__dunder__`` keys become node
+    attributes, Symbols become inputs, everything else is an operator parameter.
+    Positional non-Symbols after the inputs fill parameters in declaration order.
+    """
     op = get_op(op_name)
-    kwargs = dict(kwargs)
-    # hidden / user attributes (dunder names) are kept as node attrs
-    extra = {k: str(kwargs.pop(k)) for k in list(kwargs) if k.startswith("__") and k.endswith("__")}
-    sym_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if isinstance(kwargs[k], Symbol)}
+    kw = dict(kwargs)
+    scope = current_attr_scope().get(attr)
+    if scope:
+        kw.update(scope)
+    node_attr, sym_kwargs = {}, {}
+    for k in list(kw):
+        v = kw[k]
+        if isinstance(v, Symbol):
+            sym_kwargs[k] = kw.pop(k)
+        elif k in HIDDEN_KEYS:
+            node_attr[f"__{k}__"] = str(kw.pop(k))
+        elif k.startswith("__") and k.endswith("__"):
+            node_attr[k] = str(kw.pop(k))
     positional = list(args)
-    if len(positional) == 1 and isinstance(positional[0], (list, tuple)):
+    if len(positional) == 1 and isinstance(positional[0], (list, tuple)) \
+            and all(isinstance(s, Symbol) for s in positional[0]):
         positional = list(positional[0])
-    if op.key_var_num_args and op.key_var_num_args not in kwargs:
-        kwargs[op.key_var_num_args] = len(positional) + len(sym_kwargs)
-    params = op.params.parse(op_name, kwargs)
-    hint = op.name.lower().lstrip("_")
-    name = current().get(name, hint)
+    n_sym = 0
+    while n_sym < len(positional) and isinstance(positional[n_sym], Symbol):
+        n_sym += 1
+    pos_params, positional = positional[n_sym:], positional[:n_sym]
+    if pos_params:
+        names = [f for f in op.params.fields if f not in kw]
+        if len(pos_params) > len(names):
+            raise ParamError(f"{op_name}: {len(pos_params)} positional parameter values for "
+                             f"{len(names)} parameters {names}")
+        for f, v in zip(names, pos_params):
+            kw[f] = v
+    if op.key_var_num_args and op.key_var_num_args not in kw:
+        kw[op.key_var_num_args] = len(positional) + len(sym_kwargs)
+    params = op.params.parse(op_name, kw)
+    given = {k: _given_str(k, v) for k, v in kw.items()}
+    name = current().get(name, hint or op_name.lower())
     in_names = op.input_names(params)
     inputs = []
     if callable(op.inputs) and op.key_var_num_args:
@@ -50,20 +88,25 @@ def call(op_name, args, kwargs, name=None, attr=None):
             elif positional:
                 inputs.append(_entry(positional.pop(0), op_name, nm))
             else:
-                # MXNet auto-creates missing inputs as variables named <node>_<input>
-                inputs.append(Variable(f"{name}_{nm}")._outputs[0])
+                # MXNet auto-creates missing inputs as variables named <node>_<input>; they
+                # carry the operator's attributes (visible in attr_dict and JSON)
+                var_attr = dict(given)
+                var_attr.update(node_attr)
+                inputs.append((Node(None, f"{name}_{nm}", None, var_attr), 0))
         if positional:
             raise ParamError(f"{op_name}: got {len(positional)} extra positional inputs; inputs "
                              f"are {list(in_names)}")
-    a = expand_attr(current_attr_scope().get(attr))
-    a.update(extra)
-    return Symbol([(Node(op, name, params, a, inputs), i) for i in range(op.n_visible(params))])
+    node = Node(op, name, params, node_attr, inputs, given)
+    return Symbol([(node, i) for i in range(op.n_visible(params))])
 
 
-def make_function(op_name, op):
+def make_function(op_name, op, hint=None):
     """Build ``sym.<op_name>`` (signature and doc from the record; no exec)."""
+    hint = hint or op_name.lower()
+
     def fn(*args, name=None, attr=None, **kwargs):
-        return call(op_name, args, kwargs, name=name, attr=attr)
+        kwargs.pop("out", None)  # MXNet's symbol front ends accept and ignore ``out``
+        return call(op_name, args, kwargs, name=name, attr=attr, hint=hint)
 
     fn.__name__ = op_name
     fn.__qualname__ = op_name
@@ -81,4 +124,4 @@ def populate(namespace: dict, sparse: bool = False):
     for key, op in all_ops().items():
         pub = key[len("_sparse_"):] if sparse and key.startswith("_sparse_") else key
         if pub not in namespace or pub != key:
-            namespace[pub] = make_function(key, op)
+            namespace[pub] = make_function(key, op, hint=pub.lower())

@@ -1,21 +1,21 @@
 """Symbol: a declarative graph handle (MXNet 1.x's Symbol API)."""
 from __future__ import annotations
 
-import json
 import warnings
 
 import numpy as np
 
-from ..base import MXNetError, ShapeError, format_attr, parse_attr
-from ..ops import rules
-from ..storage import check_stype
-from .graph import IndexedGraph, Node
-from .naming import current_attr_scope, expand_attr
+from ..base import MXNetError
+from ..storage import STYPE_ID, check_stype
+from .arith import NotImplementedForSymbol, SymbolOps
+from .graph import IndexedGraph, Node, bump_epoch, current_epoch, storage_key, topo_order
+from .naming import current_attr_scope, expand_attr, list_form
 
-__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json",
+           "NotImplementedForSymbol"]
 
 
-class Symbol:
+class Symbol(SymbolOps):
     """A list of graph output entries; compose symbols with ``mx.sym.*`` operators.
 
     Examples
@@ -25,24 +25,42 @@ class Symbol:
     >>> y = mx.sym.FullyConnected(x, num_hidden=4, name='fc')
     >>> y.list_arguments()
     ['x', 'fc_weight', 'fc_bias']
+    >>> y.infer_shape(x=(2, 3))[0]
+    [(2, 3), (4, 3), (4,)]
     """
 
-    __slots__ = ("_outputs", "__weakref__")
+    __slots__ = ("_outputs", "_cache", "__weakref__")
 
     def __init__(self, outputs):
         self._outputs = list(outputs)
+        self._cache = None
+
+    def _graph(self) -> IndexedGraph:
+        """The indexed graph of this symbol (cached until any node is mutated)."""
+        c = self._cache
+        epoch = current_epoch()
+        if c is not None and c[0] == epoch:
+            return c[1]
+        g = IndexedGraph(self._outputs)
+        self._cache = (epoch, g)
+        return g
 
     # ------------------------------------------------------------------ naming & listing
+    def _single_node(self):
+        nodes = {id(n) for n, _ in self._outputs}
+        return self._outputs[0][0] if len(nodes) == 1 else None
+
     @property
     def name(self):
-        if len(self._outputs) != 1:
-            return None
-        return self._outputs[0][0].name
+        """The node name; None for a group of several nodes."""
+        node = self._single_node()
+        return None if node is None else node.name
 
     def __repr__(self):
-        if len(self._outputs) == 1:
-            return f"<Symbol {self.name}>"
-        return "<Symbol group [" + ", ".join(_entry_name(e) for e in self._outputs) + "]>"
+        name = self.name
+        if name is None:
+            return "<Symbol group [" + ", ".join(s.name for s in self) + "]>"
+        return f"<Symbol {name}>"
 
     __str__ = __repr__
 
@@ -51,9 +69,6 @@ class Symbol:
 
     def __iter__(self):
         return (Symbol([e]) for e in self._outputs)
-
-    def _graph(self) -> IndexedGraph:
-        return IndexedGraph(self._outputs)
 
     def list_arguments(self):
         """Names of the arguments (non-auxiliary variables) in graph order."""
@@ -68,146 +83,321 @@ class Symbol:
         return [n.name for n in self._graph().aux_nodes]
 
     def list_inputs(self):
-        """All variable names: arguments and auxiliary states."""
+        """All variable names, arguments and auxiliary states, in graph order."""
         return [n.name for n in self._graph().input_nodes]
 
     def __getitem__(self, index):
-        if isinstance(index, str):
-            names = self.list_outputs()
-            matches = [i for i, n in enumerate(names) if n == index]
-            if not matches:
-                raise ValueError(f"There is no output named {index!r}; outputs are {names}")
-            if len(matches) > 1:
-                raise ValueError(f"There are multiple outputs with name {index!r}")
-            index = matches[0]
+        """Output ``index`` (int, output name, or slice -> Group)."""
         if isinstance(index, slice):
-            return Symbol(self._outputs[index])
-        if not -len(self._outputs) <= index < len(self._outputs):
-            raise IndexError(f"Symbol index {index} out of range ({len(self._outputs)} outputs)")
+            return Group([self[i] for i in range(*index.indices(len(self._outputs)))])
+        if isinstance(index, str):
+            idx = None
+            for i, name in enumerate(self.list_outputs()):
+                if name == index:
+                    if idx is not None:
+                        raise ValueError(f'There are multiple outputs with name "{index}"')
+                    idx = i
+            if idx is None:
+                raise ValueError(f'Cannot find output that matches name "{index}"')
+            index = idx
+        if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
+            raise TypeError("Symbol only support integer index to fetch i-th output")
+        index = int(index)
+        n = len(self._outputs)
+        if not -n <= index < n:
+            raise IndexError(f"Symbol index {index} out of range ({n} outputs)")
         return Symbol([self._outputs[index]])
 
     def get_internals(self):
-        """A group of every entry in the graph (inputs and every op output)."""
+        """A group of every visible entry in the graph: variables and op outputs."""
         g = self._graph()
-        return Symbol([(n, i) for n in g.nodes for i in range(n.num_outputs())])
+        return Symbol([(n, i) for n in g.nodes for i in range(n.num_visible())])
 
     def get_children(self):
-        """The inputs of this symbol's (single) node, or None for a variable."""
-        if len(self._outputs) != 1:
-            return None
-        node = self._outputs[0][0]
-        return Symbol(list(node.inputs)) if node.inputs else None
+        """The inputs of this symbol's output nodes as a group, or None when there are none.
+
+        Examples
+        --------
+        >>> import sparsym as mx
+        >>> x, y, z = mx.sym.var('x'), mx.sym.var('y'), mx.sym.var('z')
+        >>> (z + (x + y)).get_children().list_outputs()[0]
+        'z'
+        """
+        seen, entries = set(), []
+        for node, _ in self._outputs:
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            entries.extend(node.inputs)
+        return Symbol(entries) if entries else None
 
     # ------------------------------------------------------------------ attributes
     def attr(self, key):
-        """A string attribute of this symbol's node (None when absent)."""
-        if len(self._outputs) != 1:
+        """A string attribute of this symbol's node (None when absent).
+
+        Hidden keys may be asked for under either spelling (``lr_mult``/``__lr_mult__``);
+        operator parameters are found when the user gave them.
+        """
+        node = self._single_node()
+        if node is None:
             return None
-        node = self._outputs[0][0]
+        if key == "name":
+            return node.name
+        key = storage_key(key)
         if key in node.attr:
             return node.attr[key]
-        if node.op is not None and key in node.params and node.params[key] is not None:
-            return format_attr(node.params[key])
-        return None
+        return node.given.get(key)
 
     def list_attr(self, recursive=False):
+        """The attributes of this symbol's (first) output node, as MXNet lists them."""
         if recursive:
             raise DeprecationWarning("Symbol.list_attr with recursive=True has been deprecated. "
                                      "Please use attr_dict instead.")
-        node = self._outputs[0][0]
-        return _node_attrs(node)
+        return list_form(self._outputs[0][0].all_attrs())
 
     def attr_dict(self):
-        """{node name: {attr: value}} over the graph, for nodes with attributes."""
+        """{node name: {attr: value}} for every node of the graph that has attributes.
+
+        Examples
+        --------
+        >>> import sparsym as mx
+        >>> with mx.AttrScope(ctx_group='dev1'):
+        ...     w = mx.sym.var('w', lr_mult=2)
+        >>> w.attr_dict()['w'] == {'__ctx_group__': 'dev1', 'ctx_group': 'dev1',
+        ...                        '__lr_mult__': '2', 'lr_mult': '2'}
+        True
+        """
         out = {}
         for n in self._graph().nodes:
-            a = _node_attrs(n)
+            a = n.all_attrs()
             if a:
-                out[n.name] = a
+                out[n.name] = list_form(a)
         return out
 
     def _set_attr(self, **kwargs):
-        for k, v in kwargs.items():
-            if not isinstance(v, str):
+        """Set string attributes on the output nodes; operator parameters are re-parsed."""
+        for key, value in kwargs.items():
+            if not isinstance(value, str):
                 raise ValueError("Set Attr only accepts string values")
-            self._outputs[0][0].attr[k] = v
+        seen = set()
+        for node, _ in self._outputs:
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            for key, value in kwargs.items():
+                if node.op is not None and key in node.op.params.fields:
+                    given = dict(node.given)
+                    given[key] = value
+                    node.params = node.op.params.parse(node.op.name, given)
+                    node.given = given
+                else:
+                    node.attr[storage_key(key)] = value
+        bump_epoch()
+
+    # ------------------------------------------------------------------ composition
+    def __call__(self, *args, **kwargs):
+        """A copy of this symbol with variables replaced: ``net(data=other, name='x')``.
+
+        Examples
+        --------
+        >>> import sparsym as mx
+        >>> net1 = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=10, name='fc1')
+        >>> net2 = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=5, name='fc2')
+        >>> net2(data=net1, name='composed').list_arguments()
+        ['data', 'fc1_weight', 'fc1_bias', 'fc2_weight', 'fc2_bias']
+        """
+        s = self.__copy__()
+        s._compose(*args, **kwargs)
+        return s
+
+    def _compose(self, *args, **kwargs):
+        """Replace this graph's variables named by ``kwargs`` in place (MXNet's compose)."""
+        name = kwargs.pop("name", None)
+        if args and kwargs:
+            raise TypeError("compose only accept input Symbols either as positional or "
+                            "keyword arguments, not both")
+        for a in list(args) + list(kwargs.values()):
+            if not isinstance(a, Symbol):
+                raise TypeError("Compose expect `Symbol` as arguments")
+        for i, a in enumerate(args):
+            if len(a._outputs) != 1:
+                raise MXNetError(f"Argument {i} is a tuple, single value is required")
+        for k, a in kwargs.items():
+            if len(a._outputs) != 1:
+                raise MXNetError(f"Keyword Argument {k} is a tuple, single value is required")
+        if name:
+            self._outputs[0][0].name = name
+        if args:
+            raise MXNetError(f"General composition only support kwargs for now (got "
+                             f"{len(args)} positional arguments); name the variables to "
+                             "replace, e.g. net(data=other)")
+        if kwargs:
+            order = topo_order(self._outputs)
+            found = {n.name for n in order if n.op is None and n.name in kwargs}
+            missing = [k for k in kwargs if k not in found]
+            if missing:
+                cands = "".join(f"\t[{i}]{n}\n" for i, n in enumerate(self.list_inputs()))
+                raise MXNetError(f"Symbol.ComposeKeyword argument name {missing[0]} not found."
+                                 f"\nCandidate arguments:\n{cands}")
+            repl = {k: v._outputs[0] for k, v in kwargs.items()}
+
+            def swap(entry):
+                n, i = entry
+                return repl[n.name] if n.op is None and n.name in repl else entry
+
+            for n in order:
+                if n.inputs:
+                    n.inputs = [swap(e) for e in n.inputs]
+            self._outputs = [swap(e) for e in self._outputs]
+        bump_epoch()
+        self._cache = None
 
     # ------------------------------------------------------------------ inference
-    def _known_by_name(self, args, kwargs, what):
+    def _known(self, what, args, kwargs, convert):
+        """Map positional or keyword inputs to eids; MXNet's errors for misuse."""
+        if args and kwargs:
+            raise ValueError(f"Can only specify known argument {what} either by positional or "
+                             "kwargs way.")
         g = self._graph()
-        names = [n.name for n in g.arg_nodes]
         known = {}
         if args:
-            if len(args) > len(names):
-                raise MXNetError(f"{what}: too many positional arguments ({len(args)}) for "
-                                 f"{len(names)} arguments")
-            for n, v in zip(g.arg_nodes, args):
+            if len(args) > len(g.arg_nodes):
+                raise MXNetError(f"Infer{what.capitalize()[:-1]}: {len(args)} positional "
+                                 f"{what} for {len(g.arg_nodes)} arguments "
+                                 f"{[n.name for n in g.arg_nodes]}")
+            for i, (n, v) in enumerate(zip(g.arg_nodes, args)):
                 if v is not None:
-                    known[g.eid(n)] = v
+                    known[g.eid(n)] = convert(v, f"argument {i}")
+            return g, known
         by_name = {n.name: n for n in g.input_nodes}
         for k, v in kwargs.items():
             if k not in by_name:
-                cands = "\n".join(f"\t[{i}]{n}" for i, n in enumerate(names))
-                raise MXNetError(f"{what}Keyword argument name {k} not found.\n"
+                cands = "".join(f"\t[{i}]{n.name}\n" for i, n in enumerate(g.input_nodes))
+                kind = "InferShape" if what == "shapes" else "InferType"
+                raise MXNetError(f"{kind}Keyword argument name {k} not found.\n"
                                  f"Candidate arguments:\n{cands}")
             if v is not None:
-                known[g.eid(by_name[k])] = v
+                known[g.eid(by_name[k])] = convert(v, f"'{k}'")
         return g, known
 
     def infer_shape(self, *args, **kwargs):
-        """Infer (arg_shapes, out_shapes, aux_shapes) from the given argument shapes.
+        """Infer (arg_shapes, out_shapes, aux_shapes) from known argument shapes.
 
-        Returns (None, None, None) with a warning when some shapes cannot be decided.
+        Shapes are given positionally (in list_arguments order, None for unknown) or by
+        name; 0 dims are unknown. When some shapes cannot be decided a UserWarning lists
+        the undecided arguments and (None, None, None) is returned. Inconsistent shapes
+        raise ShapeError naming the node, the input and both shapes.
+
+        Examples
+        --------
+        >>> import sparsym as mx
+        >>> x, y = mx.sym.var('x'), mx.sym.var('y')
+        >>> (x + y).infer_shape(x=(2, 3))
+        ([(2, 3), (2, 3)], [(2, 3)], [])
         """
-        res = self._infer_shape(False, args, kwargs)
-        if res[0] is None:
-            return res
-        return res
+        (arg, out, aux), complete = self._infer_shape(args, kwargs)
+        if complete:
+            return arg, out, aux
+        unknown = [f"{n}: {s}" for n, s in zip(self.list_arguments(), arg) if _shape_unknown(s)]
+        listing = unknown[:10] + (["..."] if len(unknown) > 10 else [])
+        warnings.warn("Cannot decide shape for the following arguments (0s in shape means "
+                      "unknown dimensions). Consider providing them as input:\n\t"
+                      + "\n\t".join(listing), stacklevel=2)
+        return None, None, None
 
     def infer_shape_partial(self, *args, **kwargs):
-        """Like :meth:`infer_shape`; unknown shapes come back as ``()``."""
-        return self._infer_shape(True, args, kwargs)
+        """Like :meth:`infer_shape` but returns what is known: unknown shapes are ``()``,
+        unknown dims 0.
 
-    def _infer_shape(self, partial, args, kwargs):
+        Examples
+        --------
+        >>> import sparsym as mx
+        >>> x, y = mx.sym.var('x'), mx.sym.var('y')
+        >>> (x + y).infer_shape_partial(x=(2, 0))
+        ([(2, 0), (2, 0)], [(2, 0)], [])
+        """
+        return self._infer_shape(args, kwargs)[0]
+
+    def _infer_shape(self, args, kwargs):
+        """((arg, out, aux) in MXNet's form, complete?)."""
         from ..passes.infer_shape import infer_shape
-        g, known = self._known_by_name(args, kwargs, "InferShape")
-        known = {e: tuple(s) for e, s in known.items()}
-        shapes = infer_shape(g, known)
-        conv = lambda s: tuple(0 if d is None else d for d in s) if s is not None else ()
-        arg = [shapes[g.eid(n)] for n in g.arg_nodes]
-        aux = [shapes[g.eid(n)] for n in g.aux_nodes]
-        out = [shapes[g.eid(n, i)] for n, i in self._outputs]
-        if not partial and not all(rules.known(s) for s in arg + aux + out):
-            unknown = [n.name for n in g.input_nodes if not rules.known(shapes[g.eid(n)])]
-            warnings.warn("Cannot decide shape for the following arguments (0s in shape means "
-                          "unknown dimensions). Consider providing them as input:\n\t"
-                          + "\n\t".join(f"{n}: {conv(shapes[g.eid(x)])}" for n, x in
-                                        ((x.name, x) for x in g.input_nodes)
-                                        if n in unknown), stacklevel=3)
-            return None, None, None
-        return [conv(s) for s in arg], [conv(s) for s in out], [conv(s) for s in aux]
+
+        def conv_in(v, where):
+            if not isinstance(v, (tuple, list)):
+                raise TypeError(f"Arguments need to be shapes (tuple), but {where} is "
+                                f"{type(v)}.")
+            return tuple(None if d == 0 else int(d) for d in v)
+
+        g, known = self._known("shapes", args, kwargs, conv_in)
+        try:
+            shapes = infer_shape(g, known)
+        except MXNetError as err:
+            given = args if args else kwargs
+            listing = "".join(f"\n  #{i}: {v}" for i, v in enumerate(given)) if args else \
+                "".join(f"\n  {k}: {v}" for k, v in given.items())
+            raise _rewrap(err, f"infer_shape error. Arguments:{listing}\n{err}") from None
+
+        from ..ops.rules import known as _known_shape
+
+        def conv(s):
+            return () if s is None else tuple(0 if d is None else d for d in s)
+        eids = ([g.eid(n) for n in g.arg_nodes], [g.eid(n, i) for n, i in self._outputs],
+                [g.eid(n) for n in g.aux_nodes])
+        complete = all(_known_shape(shapes[e]) for part in eids for e in part)
+        return tuple([conv(shapes[e]) for e in part] for part in eids), complete
 
     def infer_type(self, *args, **kwargs):
-        """Infer (arg_types, out_types, aux_types) as numpy types."""
-        return self._infer_type(False, args, kwargs)
+        """Infer (arg_types, out_types, aux_types) as numpy scalar types.
+
+        Returns (None, None, None) with a UserWarning when some types cannot be decided.
+
+        Examples
+        --------
+        >>> import sparsym as mx
+        >>> x, y = mx.sym.var('x'), mx.sym.var('y')
+        >>> (x + y).infer_type(x='float64')[1]
+        [<class 'numpy.float64'>]
+        """
+        arg, out, aux = self._infer_type(args, kwargs)
+        if all(t is not None for t in arg + out + aux):
+            return arg, out, aux
+        unknown = [f"{n}: None" for n, t in zip(self.list_arguments(), arg) if t is None]
+        listing = unknown[:10] + (["..."] if len(unknown) > 10 else [])
+        warnings.warn("Cannot decide type for the following arguments. Consider providing them "
+                      "as input:\n\t" + "\n\t".join(listing), stacklevel=2)
+        return None, None, None
 
     def infer_type_partial(self, *args, **kwargs):
-        return self._infer_type(True, args, kwargs)
+        """Like :meth:`infer_type`; unknown types come back as None."""
+        return self._infer_type(args, kwargs)
 
-    def _infer_type(self, partial, args, kwargs):
+    def _infer_type(self, args, kwargs):
         from ..passes.infer_type import infer_type
-        g, known = self._known_by_name(args, kwargs, "InferType")
-        types = infer_type(g, {e: np.dtype(t) for e, t in known.items()}, default=None)
-        conv = lambda t: None if t is None else t.type
-        arg = [conv(types[g.eid(n)]) for n in g.arg_nodes]
-        aux = [conv(types[g.eid(n)]) for n in g.aux_nodes]
-        out = [conv(types[g.eid(n, i)]) for n, i in self._outputs]
-        if not partial and any(t is None for t in arg + aux + out):
-            return None, None, None
-        return arg, out, aux
+
+        def conv_in(v, where):
+            try:
+                return np.dtype(v)
+            except TypeError:
+                raise TypeError(f"{where}: {v!r} is not a dtype") from None
+
+        g, known = self._known("types", args, kwargs, conv_in)
+        try:
+            types = infer_type(g, known, default=None)
+        except MXNetError as err:
+            listing = "".join(f"\n  {k}: {np.dtype(v).name}" for k, v in kwargs.items())
+            raise _rewrap(err, f"infer_type error. Arguments:{listing}\n{err}") from None
+
+        def conv(t):
+            return None if t is None else t.type
+        return ([conv(types[g.eid(n)]) for n in g.arg_nodes],
+                [conv(types[g.eid(n, i)]) for n, i in self._outputs],
+                [conv(types[g.eid(n)]) for n in g.aux_nodes])
 
     def infer_storage_type(self, *args, **kwargs):
-        """Infer (arg_stypes, out_stypes, aux_stypes) — MXNet has no public equivalent.
+        """Infer (arg_stypes, out_stypes, aux_stypes); MXNet has no public equivalent.
+
+        Storage types are given by name (or positionally); variables' own ``stype`` is
+        used otherwise and everything else is 'default'.
 
         Examples
         --------
@@ -217,8 +407,9 @@ class Symbol:
         ['row_sparse']
         """
         from ..passes.infer_storage import infer_storage
-        g, known = self._known_by_name(args, kwargs, "InferStorageType")
-        stypes, _ = infer_storage(g, {e: check_stype(s) for e, s in known.items()}, report=False)
+        g, known = self._known("stypes", args, kwargs,
+                               lambda v, where: check_stype(v, f"infer_storage_type: {where}: "))
+        stypes, _ = infer_storage(g, known, report=False)
         return ([stypes[g.eid(n)] for n in g.arg_nodes],
                 [stypes[g.eid(n, i)] for n, i in self._outputs],
                 [stypes[g.eid(n)] for n in g.aux_nodes])
@@ -227,8 +418,32 @@ class Symbol:
     def simple_bind(self, ctx=None, grad_req="write", type_dict=None, stype_dict=None,
                     group2ctx=None, shared_arg_names=None, shared_exec=None,
                     shared_buffer=None, **kwargs):
-        """Infer shapes, types and stypes from ``kwargs`` (name=shape), allocate arrays and
-        return an :class:`~sparsym.executor.Executor` (see MXNet 1.9's simple_bind)."""
+        """Infer shapes, types and stypes from ``kwargs`` (name=shape), allocate the arrays
+        and return an :class:`~sparsym.executor.Executor` (MXNet 1.9's simple_bind).
+
+        Parameters
+        ----------
+        ctx : Context
+        grad_req : str, list or dict ('write', 'add', 'null'); names missing from a dict
+            get 'null'.
+        type_dict, stype_dict : dict of name -> dtype / stype, optional
+        group2ctx : dict of ctx_group -> Context, optional
+        shared_arg_names : list of str, optional
+            Arguments (parameters) shared with ``shared_exec``.
+        shared_exec : Executor, optional
+            Share parameters, gradients and the intermediate memory pool with it (buckets).
+        shared_buffer : dict of name -> NDArray, optional
+            Data arrays reused (viewed) when big enough, otherwise added; updated in place.
+        **kwargs : name=shape
+
+        Examples
+        --------
+        >>> import sparsym as mx
+        >>> x = mx.sym.var('x')
+        >>> exe = (x * 2).simple_bind(mx.cpu(), x=(2, 3))
+        >>> exe.forward(x=mx.nd.ones((2, 3)))[0].asnumpy().tolist()
+        [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+        """
         from ..executor.executor import simple_bind
         return simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
                            shared_arg_names, shared_exec, shared_buffer, kwargs)
@@ -240,14 +455,22 @@ class Symbol:
         return bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
 
     def eval(self, ctx=None, **kwargs):
-        """Bind ``kwargs`` arrays, run forward and return the outputs."""
-        exe = self.bind(ctx, kwargs, grad_req="null")
-        return exe.forward()
+        """Bind ``kwargs`` arrays, run forward and return the list of outputs.
+
+        Examples
+        --------
+        >>> import sparsym as mx
+        >>> x, y = mx.sym.var('x'), mx.sym.var('y')
+        >>> (x + y).eval(x=mx.nd.ones(2), y=mx.nd.ones(2))[0].asnumpy().tolist()
+        [2.0, 2.0]
+        """
+        return self.bind(ctx, kwargs).forward()
 
     # ------------------------------------------------------------------ serialisation
     def tojson(self):
-        """MXNet 1.x's JSON graph format."""
-        return json.dumps(to_json_dict(self), indent=2)
+        """MXNet 1.x's JSON graph format (loads in MXNet 1.9.1)."""
+        from .json_io import to_json
+        return to_json(self)
 
     def save(self, fname, remove_amp_cast=True):
         """Write :meth:`tojson` to ``fname`` (temp file + rename)."""
@@ -255,107 +478,67 @@ class Symbol:
         atomic_write(fname, self.tojson().encode())
 
     def __getstate__(self):
-        return {"json": self.tojson()}
+        return {"handle": self.tojson()}
 
     def __setstate__(self, state):
-        self._outputs = load_json(state["json"])._outputs
-
-    def __deepcopy__(self, memo):
-        return load_json(self.tojson())
+        from .json_io import load_json as _load
+        handle = state.get("handle")
+        self._outputs = _load(handle)._outputs if handle is not None else []
+        self._cache = None
 
     def __copy__(self):
-        return Symbol(list(self._outputs))
+        """A deep copy of the graph (MXNet's Symbol copy): mutating it never leaks back."""
+        old = topo_order(self._outputs)
+        new = {}
+        for n in old:
+            c = Node(n.op, n.name, n.params, n.attr, [(new[id(p)], i) for p, i in n.inputs],
+                     dict(n.given))
+            new[id(n)] = c
+        return Symbol([(new[id(n)], i) for n, i in self._outputs])
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
 
     def debug_str(self):
-        """A readable listing of the graph's nodes."""
-        lines = [f"Symbol Outputs:\n\toutput[{i}]={n}" for i, n in enumerate(self.list_outputs())]
+        """MXNet's listing of the graph: outputs, variables and every op with its inputs
+        and attributes."""
+        lines = ["Symbol Outputs:"]
+        lines += [f"\toutput[{i}]={n.name}({j})" for i, (n, j) in enumerate(self._outputs)]
         for n in self._graph().nodes:
-            if n.op is None:
-                lines.append(f"Variable:{n.name}")
-            else:
-                lines.append("-" * 40 + f"\nOp:{n.op.name}, Name={n.name}\nInputs:")
-                lines += [f"\targ[{i}]={c.name}({j})" for i, (c, j) in enumerate(n.inputs)]
-                if n.params:
-                    lines.append("Attrs:")
-                    lines += [f"\t{k}={v}" for k, v in n.params.to_strings().items()]
-        return "\n".join(lines)
+            lines += node_lines(n)
+        return "\n".join(lines) + "\n"
 
-    # ------------------------------------------------------------------ operators
-    def _bin(self, other, name, scalar_name, reverse=False):
-        from . import op as sop
-        if isinstance(other, Symbol):
-            a, b = (other, self) if reverse else (self, other)
-            return sop.call(name, [a, b], {})
-        if isinstance(other, (int, float, np.number)):
-            return sop.call(scalar_name, [self], {"scalar": float(other)})
-        raise TypeError(f"type {type(other).__name__} not supported")
-
-    def __add__(self, o):
-        return self._bin(o, "_plus", "_plus_scalar")
-
-    __radd__ = __add__
-
-    def __sub__(self, o):
-        return self._bin(o, "_minus", "_minus_scalar")
-
-    def __rsub__(self, o):
-        return self._bin(o, "_minus", "_rminus_scalar", True)
-
-    def __mul__(self, o):
-        return self._bin(o, "_mul", "_mul_scalar")
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, o):
-        return self._bin(o, "_div", "_div_scalar")
-
-    def __rtruediv__(self, o):
-        return self._bin(o, "_div", "_rdiv_scalar", True)
-
-    def __pow__(self, o):
-        return self._bin(o, "_power", "_power_scalar")
-
-    def __rpow__(self, o):
-        return self._bin(o, "_power", "_rpower_scalar", True)
-
-    def __mod__(self, o):
-        return self._bin(o, "_mod", "_mod_scalar")
-
-    def __neg__(self):
-        return self.__mul__(-1.0)
-
-    def __eq__(self, o):
-        return self._bin(o, "_equal", "_equal_scalar")
-
-    def __ne__(self, o):
-        return self._bin(o, "_not_equal", "_not_equal_scalar")
-
-    def __gt__(self, o):
-        return self._bin(o, "_greater", "_greater_scalar")
-
-    def __ge__(self, o):
-        return self._bin(o, "_greater_equal", "_greater_equal_scalar")
-
-    def __lt__(self, o):
-        return self._bin(o, "_lesser", "_lesser_scalar")
-
-    def __le__(self, o):
-        return self._bin(o, "_lesser_equal", "_lesser_equal_scalar")
-
+    # ------------------------------------------------------------------ misc
     def __hash__(self):
         return id(self)
 
     def __bool__(self):
-        raise NotImplementedError("The truth value of a Symbol is undefined")
+        raise NotImplementedForSymbol("__bool__", "bool")
 
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        from . import op as sop
-        from ..ops.registry import has_op
-        if has_op(name):
-            return lambda *args, **kw: sop.call(name, [self] + list(args), kw)
-        raise AttributeError(f"'Symbol' object has no attribute '{name}'")
+
+def _shape_unknown(s):
+    return s is None or len(s) == 0 or 0 in s
+
+
+def _rewrap(err, msg):
+    """The same error type with a new message (context prepended)."""
+    new = type(err)(msg)
+    return new
+
+
+def node_lines(n, rename=None):
+    """One node in MXNet's debug_str layout (``rename`` maps node names for display)."""
+    nm = rename or (lambda x: x)
+    if n.op is None:
+        return [f"Variable:{n.name}"]
+    out = ["-" * 20, f"Op:{n.op.name}, Name={nm(n.name)}", "Inputs:"]
+    for i, (c, j) in enumerate(n.inputs):
+        out.append(f"\targ[{i}]={nm(c.name)}({j})" + (" version=0" if c.op is None else ""))
+    attrs = n.all_attrs()
+    if attrs:
+        out.append("Attrs:")
+        out += [f"\t{k}={attrs[k]}" for k in sorted(attrs)]
+    return out
 
 
 def _entry_name(entry):
@@ -363,13 +546,6 @@ def _entry_name(entry):
     if node.op is None:
         return node.name
     return f"{node.name}_{node.op.out_names(node.params)[idx]}"
-
-
-def _node_attrs(node):
-    out = dict(node.attr)
-    if node.op is not None:
-        out.update(node.params.to_strings())
-    return out
 
 
 # ---------------------------------------------------------------------- variables
@@ -381,11 +557,12 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     ----------
     name : str
     attr : dict of str -> str, optional
-    shape : tuple, optional (0 or None dims are unknown)
+    shape : tuple, optional (0 dims are unknown)
     lr_mult, wd_mult : float, optional
     dtype : str or numpy dtype, optional
     init : Initializer or str, optional (takes priority over the global initializer)
     stype : {'default', 'csr', 'row_sparse'}, optional
+    **kwargs : additional ``__dunder__`` attributes
 
     Returns
     -------
@@ -394,15 +571,15 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     Examples
     --------
     >>> import sparsym as mx
-    >>> mx.sym.Variable('w', stype='row_sparse', shape=(10, 2)).attr('__storage_type__')
-    'row_sparse'
+    >>> v = mx.sym.Variable('w', stype='row_sparse', shape=(10, 2), dtype='float64')
+    >>> v.attr('__storage_type__'), v.attr('__shape__'), v.attr('__dtype__')
+    ('1', '(10, 2)', '1')
     """
     if not isinstance(name, str):
         raise TypeError("Expect a string for variable `name`")
     a = current_attr_scope().get(attr)
-    a = expand_attr(a)
     if shape is not None:
-        a["__shape__"] = format_attr(tuple(shape) if not isinstance(shape, int) else (shape,))
+        a["__shape__"] = str(shape)
     if lr_mult is not None:
         a["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:
@@ -414,74 +591,37 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
     if init is not None:
         a["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
-        a["__storage_type__"] = check_stype(stype, f"Variable {name}: ")
+        a["__storage_type__"] = str(STYPE_ID[check_stype(stype, f"Variable {name}: ")])
     for k, v in kwargs.items():
         if not (k.startswith("__") and k.endswith("__")):
             raise ValueError(f"Attribute name={k} is not supported. Additional attributes must "
                              "start and end with double underscores, e.g, __yourattr__")
         a[k] = str(v)
-    return Symbol([(Node(None, name, None, a), 0)])
+    return Symbol([(Node(None, name, None, expand_attr(a)), 0)])
 
 
 var = Variable
 
 
 def Group(symbols):
-    """Group symbols into one with all their outputs."""
+    """Group symbols into one with all their outputs.
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> a, b = mx.sym.var('a'), mx.sym.var('b')
+    >>> mx.sym.Group([a, a + b]).list_outputs()
+    ['a', '_plus0_output']
+    """
     if not symbols or any(not isinstance(s, Symbol) for s in symbols):
         raise TypeError("Expected a list of symbols as input")
     return Symbol([e for s in symbols for e in s._outputs])
 
 
-# ---------------------------------------------------------------------- JSON
-def to_json_dict(sym):
-    g = sym._graph()
-    nodes = []
-    for n in g.nodes:
-        entry = {"op": "null" if n.op is None else n.op.name, "name": n.name}
-        attrs = _node_attrs(n)
-        if attrs:
-            entry["attrs"] = attrs
-        entry["inputs"] = [[g.node_id[id(c)], i, 0] for c, i in n.inputs]
-        nodes.append(entry)
-    row_ptr = list(g.entry_offset) + [g.num_entries]
-    return {"nodes": nodes,
-            "arg_nodes": [g.node_id[id(n)] for n in g.input_nodes],
-            "node_row_ptr": row_ptr,
-            "heads": [[g.node_id[id(n)], i, 0] for n, i in sym._outputs],
-            "attrs": {"mxnet_version": ["int", 10901]}}
-
-
 def load_json(json_str):
     """Rebuild a Symbol from MXNet 1.x JSON (files written by MXNet load here)."""
-    from ..base import FormatError
-    from ..ops.registry import get_op, has_op
-    try:
-        d = json.loads(json_str)
-        raw_nodes = d["nodes"]
-        heads = d["heads"]
-    except (ValueError, KeyError, TypeError) as err:
-        raise FormatError(f"load_json: not an MXNet symbol JSON document ({err})") from None
-    built = []
-    for k, rn in enumerate(raw_nodes):
-        attrs = dict(rn.get("attrs", rn.get("attr", rn.get("param", {}))) or {})
-        inputs = []
-        for inp in rn.get("inputs", []):
-            if inp[0] >= k:
-                raise FormatError(f"load_json: node {k} ({rn.get('name')}) refers to a later "
-                                  f"node {inp[0]}")
-            inputs.append((built[inp[0]], inp[1]))
-        if rn["op"] == "null":
-            built.append(Node(None, rn["name"], None, attrs, inputs))
-            continue
-        if not has_op(rn["op"]):
-            raise FormatError(f"load_json: node {rn['name']!r} uses operator {rn['op']!r}, which "
-                              "sparsym does not implement")
-        op = get_op(rn["op"])
-        params = {k2: v for k2, v in attrs.items() if k2 in op.params.fields}
-        rest = {k2: v for k2, v in attrs.items() if k2 not in op.params.fields}
-        built.append(Node(op, rn["name"], op.params.parse(op.name, params), rest, inputs))
-    return Symbol([(built[h[0]], h[1]) for h in heads])
+    from .json_io import load_json as _load
+    return _load(json_str)
 
 
 def load(fname):
@@ -489,9 +629,3 @@ def load(fname):
     with open(fname, encoding="utf-8") as f:
         return load_json(f.read())
 
-
-def _shape_attr(s):
-    return parse_attr(s)
-
-
-__all__ += ["ShapeError"]

@@ -1,0 +1,94 @@
+"""MXNet 1.x symbol JSON: writing (MXNet 1.9.1 loads it) and reading (MXNet's files load)."""
+from __future__ import annotations
+
+import json
+
+from ..base import FormatError, MXNetError
+from .graph import Node, storage_key
+
+__all__ = ["to_json", "to_json_dict", "load_json"]
+
+MXNET_VERSION = 10901
+
+
+def to_json_dict(sym) -> dict:
+    """The JSON document of ``sym`` as a dict (nodes in MXNet's DFS order)."""
+    g = sym._graph()
+    nodes = []
+    for n in g.nodes:
+        entry = {"op": "null" if n.op is None else n.op.name, "name": n.name}
+        attrs = n.all_attrs()
+        if attrs:
+            entry["attrs"] = {k: str(v) for k, v in attrs.items()}
+        entry["inputs"] = [[g.node_id[id(c)], i, 0] for c, i in n.inputs]
+        nodes.append(entry)
+    return {"nodes": nodes,
+            "arg_nodes": [g.node_id[id(n)] for n in g.input_nodes],
+            "node_row_ptr": list(g.entry_offset) + [g.num_entries],
+            "heads": [[g.node_id[id(n)], i, 0] for n, i in sym._outputs],
+            "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
+
+
+def to_json(sym) -> str:
+    return json.dumps(to_json_dict(sym), indent=2)
+
+
+def _entry(raw, k, built, where):
+    if not isinstance(raw, (list, tuple)) or len(raw) < 2:
+        raise FormatError(f"load_json: {where}: an entry must be [node, index(, version)], "
+                          f"got {raw!r}")
+    nid, idx = int(raw[0]), int(raw[1])
+    if not 0 <= nid < k:
+        raise FormatError(f"load_json: {where} refers to node {nid}, which is not an earlier "
+                          f"node (0..{k - 1})")
+    node = built[nid]
+    if not 0 <= idx < node.num_outputs():
+        raise FormatError(f"load_json: {where} uses output {idx} of node {node.name!r}, which "
+                          f"has {node.num_outputs()} outputs")
+    return node, idx
+
+
+def load_json(json_str):
+    """Rebuild a Symbol from MXNet JSON (1.x ``attrs``, and the legacy ``attr``/``param``)."""
+    from ..ops.registry import get_op, has_op
+    from .symbol import Symbol
+    try:
+        d = json.loads(json_str)
+        raw_nodes = d["nodes"]
+        heads = d["heads"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise FormatError(f"load_json: not an MXNet symbol JSON document ({err})") from None
+    built = []
+    for k, rn in enumerate(raw_nodes):
+        if not isinstance(rn, dict) or "op" not in rn or "name" not in rn:
+            raise FormatError(f"load_json: node {k} must have 'op' and 'name', got {rn!r}")
+        attrs = {}
+        for key in ("param", "attr", "attrs"):
+            for a, v in (rn.get(key) or {}).items():
+                attrs[storage_key(a)] = str(v)
+        name = rn["name"]
+        inputs = [_entry(e, k, built, f"input {j} of node {k} ({name!r})")
+                  for j, e in enumerate(rn.get("inputs", []))]
+        if rn["op"] == "null":
+            built.append(Node(None, name, None, attrs, inputs))
+            continue
+        if not has_op(rn["op"]):
+            raise FormatError(f"load_json: node {name!r} uses operator {rn['op']!r}, which "
+                              "sparsym does not implement")
+        op = get_op(rn["op"])
+        given = {a: v for a, v in attrs.items() if a in op.params.fields}
+        rest = {a: v for a, v in attrs.items() if a not in op.params.fields}
+        try:
+            params = op.params.parse(op.name, given)
+        except MXNetError as err:
+            raise type(err)(f"load_json: node {name!r} ({op.name}): {err}") from None
+        node = Node(op, name, params, rest, inputs, given)
+        n_in = len(op.input_names(params))
+        if n_in != len(inputs):
+            raise FormatError(f"load_json: node {name!r} ({op.name}) has {len(inputs)} inputs, "
+                              f"the operator takes {n_in}")
+        built.append(node)
+    out = [_entry(h, len(built), built, f"head {j}") for j, h in enumerate(heads)]
+    if not out:
+        raise FormatError("load_json: the document has no heads")
+    return Symbol(out)
