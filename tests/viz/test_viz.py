@@ -1,0 +1,142 @@
+"""mx.viz: plot_network colours nodes by output stype and marks fallbacks; print_summary."""
+import re
+import shutil
+
+import pytest
+
+import sparsym as mx
+
+graphviz = pytest.importorskip("graphviz", reason="the graphviz Python package is not "
+                               "installed (pip install graphviz)")
+
+SHAPES = {"data": (4, 10), "weight": (10, 5)}
+
+
+def _net():
+    """csr data . row_sparse weight -> FC -> cast to row_sparse -> sigmoid (falls back)."""
+    x = mx.sym.Variable("data", stype="csr")
+    w = mx.sym.Variable("weight", stype="row_sparse")
+    y = mx.sym.dot(x, w, name="dot")
+    fc = mx.sym.FullyConnected(y, num_hidden=3, name="fc")
+    rsp = mx.sym.cast_storage(fc, stype="row_sparse", name="cast")
+    s = mx.sym.sigmoid(rsp, name="sig")
+    return mx.sym.SoftmaxOutput(s, name="softmax")
+
+
+def _nodes(dot):
+    """{node name: its dot line} for the drawn (non-legend) nodes."""
+    out = {}
+    for line in dot.body:
+        m = re.match(r'\s*(n\d+) \[label="([^"]*)"(.*)\]', line, re.S)
+        if m:
+            # variables: "name\nstype"; operators: "op\nname[\nparams]"
+            lines = m.group(2).split("\n")
+            out[lines[0] if "shape=oval" in line else lines[1]] = line
+    return out
+
+
+def _fill(line):
+    return re.search(r'fillcolor="([^"]+)"', line).group(1)
+
+
+def test_nodes_coloured_by_output_stype_and_fallback_marked():
+    dot = mx.viz.plot_network(_net(), shape=SHAPES)
+    assert isinstance(dot, graphviz.Digraph)
+    nodes = _nodes(dot)
+    # op nodes are labelled "<op>\n<name>"; variables by their name
+    assert set(nodes) >= {"data", "weight", "dot", "fc", "cast", "sig", "softmax"}
+    colors = mx.viz.STYPE_COLORS
+    assert _fill(nodes["data"]) == colors["csr"]
+    assert _fill(nodes["weight"]) == colors["row_sparse"]
+    assert _fill(nodes["dot"]) == colors["default"]        # csr . rsp -> dense
+    assert _fill(nodes["cast"]) == colors["row_sparse"]
+    # sigmoid has no row_sparse kernel: dense fallback, outlined and labelled
+    assert mx.viz.FALLBACK_COLOR in nodes["sig"] and "[fallback]" in nodes["sig"]
+    assert "penwidth=3" in nodes["sig"]
+    for name in ("dot", "fc", "cast", "softmax"):
+        assert "[fallback]" not in nodes[name] and mx.viz.FALLBACK_COLOR not in nodes[name]
+    # dense parameters are hidden like MXNet's hide_weights; the sparse weight is kept
+    assert "fc_weight" not in nodes and "fc_bias" not in nodes
+    src = dot.source
+    assert 'label="4x10\ncsr"' in src          # edge: shape and non-default stype
+    assert "legend_fallback" in src
+
+
+def test_hide_weights_false_and_no_legend():
+    dot = mx.viz.plot_network(_net(), shape=SHAPES, hide_weights=False, legend=False)
+    nodes = _nodes(dot)
+    assert "fc_weight" in nodes and "fc_bias" in nodes
+    assert _fill(nodes["fc_weight"]) == mx.viz.STYPE_COLORS["default"]
+    assert "legend" not in dot.source
+
+
+def test_stype_dict_overrides_variables():
+    x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
+    net = mx.sym.dot(x, w, transpose_a=True, name="d")
+    plain = _nodes(mx.viz.plot_network(net))
+    assert _fill(plain["d"]) == mx.viz.STYPE_COLORS["default"]
+    sparse = _nodes(mx.viz.plot_network(net, stype={"x": "csr"}))
+    # MXNet: dot(csr.T, dense) -> row_sparse
+    assert _fill(sparse["d"]) == mx.viz.STYPE_COLORS["row_sparse"]
+    assert _fill(sparse["x"]) == mx.viz.STYPE_COLORS["csr"]
+
+
+def test_executor_plan_matches_inference():
+    net = _net()
+    exe = net.simple_bind(mx.cpu(), **SHAPES)
+    from_plan = mx.viz.plot_network(net, executor=exe)
+    inferred = mx.viz.plot_network(net, shape=SHAPES)
+    assert from_plan.source == inferred.source
+    fallbacks = {r.node for r in exe.storage_report().fallbacks}
+    assert "sig" in fallbacks
+
+
+def test_bad_arguments():
+    with pytest.raises(mx.MXNetError, match="not an input"):
+        mx.viz.plot_network(_net(), shape={"nope": (1, 2)})
+    with pytest.raises(TypeError, match="Symbol"):
+        mx.viz.plot_network("not a symbol")
+    with pytest.raises(mx.base.StorageError):
+        mx.viz.plot_network(_net(), stype={"data": "coo"})
+
+
+def test_render_with_dot_binary(tmp_path):
+    if shutil.which("dot") is None:
+        pytest.skip("graphviz 'dot' binary not found: install it (apt-get install graphviz) "
+                    "to render plot_network output")
+    dot = mx.viz.plot_network(_net(), shape=SHAPES, save_format="svg")
+    svg = dot.pipe(format="svg").decode()
+    assert "<svg" in svg and mx.viz.FALLBACK_COLOR in svg and "sig" in svg
+    path = dot.render(filename="net", directory=tmp_path, cleanup=True)
+    assert path.endswith(".svg") and (tmp_path / "net.svg").stat().st_size > 0
+
+
+def test_print_summary_layers_shapes_params(capsys):
+    data = mx.sym.Variable("data")
+    fc1 = mx.sym.FullyConnected(data, num_hidden=8, name="fc1")
+    act = mx.sym.relu(fc1, name="relu1")
+    fc2 = mx.sym.FullyConnected(act, num_hidden=3, name="fc2")
+    out = mx.sym.SoftmaxOutput(fc2, name="softmax")
+    mx.viz.print_summary(out, shape={"data": (2, 5)})
+    text = capsys.readouterr().out
+    rows = {ln.split()[0]: ln.split() for ln in text.splitlines() if "(" in ln.split()[0]
+            if ln.strip()}
+    assert rows["fc1(FullyConnected)"][1:4] == ["8", "default", str(5 * 8 + 8)]
+    assert rows["fc2(FullyConnected)"][1:4] == ["3", "default", str(8 * 3 + 3)]
+    assert rows["fc2(FullyConnected)"][4] == "relu1"
+    assert rows["relu1(relu)"][3] == "0"
+    assert f"Total params: {5 * 8 + 8 + 8 * 3 + 3}" in text
+    assert "softmax_label" not in text
+
+
+def test_print_summary_sparse_storage_column(capsys):
+    x = mx.sym.Variable("data", stype="csr")
+    w = mx.sym.Variable("lin_weight", stype="row_sparse", shape=(100, 2))
+    y = mx.sym.dot(x, w, transpose_a=False, name="dot")
+    mx.viz.print_summary(y, shape={"data": (8, 100)})
+    text = capsys.readouterr().out
+    assert re.search(r"data\(null\)\s+100\s+csr\s+0", text)
+    assert re.search(r"dot\(dot\)\s+2\s+default\s+200\s+data", text)
+    assert "Total params: 200" in text
+    with pytest.raises(ValueError, match="5 column"):
+        mx.viz.print_summary(y, positions=(.5, 1.))
