@@ -31,6 +31,8 @@ from . import callback  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import model  # noqa: F401
 from . import monitor  # noqa: F401
+from . import viz  # noqa: F401
+from . import plotting  # noqa: F401  (mx.callback.TrainingCurve)
 
 attribute = name  # MXNet exposes AttrScope as mx.attribute.AttrScope
 __version__ = "0.1.0"
