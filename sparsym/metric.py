@@ -583,7 +583,7 @@ class LogLoss(EvalMetric):
             p = _np(pred)
             p = p[:, 1] if p.ndim == 2 and p.shape[1] == 2 else p.ravel()
             y = _np(label).ravel()
-            p = numpy.clip(p, self.eps, 1 - self.eps)
+            p = numpy.clip(p.astype(numpy.float64), self.eps, 1 - self.eps)
             self._add(float(-(y * numpy.log(p) + (1 - y) * numpy.log(1 - p)).sum()), len(y))
 
 
