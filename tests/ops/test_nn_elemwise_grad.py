@@ -1,0 +1,102 @@
+"""Numeric gradient checks (float64) for the elementwise, broadcast, scalar and dot families
+the nn operators build on (issue 5's "every operator gradient-checked")."""
+import numpy as np
+import pytest
+
+import sparsym as mx
+from sparsym.test_utils import check_numeric_gradient, check_symbolic_forward
+
+rng = np.random.RandomState(17)
+
+# op -> (numpy reference, domain offset): inputs are U(0.1, 0.4) + offset
+UNARY = {
+    "negative": (np.negative, 0), "abs": (np.abs, -0.6), "square": (np.square, -0.3),
+    "sqrt": (np.sqrt, 0), "cbrt": (np.cbrt, 0), "relu": (lambda x: np.maximum(x, 0), -0.25),
+    "tanh": (np.tanh, 0), "sin": (np.sin, 0), "sinh": (np.sinh, 0), "tan": (np.tan, 0),
+    "arcsin": (np.arcsin, 0), "arcsinh": (np.arcsinh, 0), "arctan": (np.arctan, 0),
+    "arctanh": (np.arctanh, 0), "expm1": (np.expm1, 0), "log1p": (np.log1p, 0),
+    "degrees": (np.degrees, 0), "radians": (np.radians, 0), "sigmoid":
+    (lambda x: 1 / (1 + np.exp(-x)), -0.3), "exp": (np.exp, 0), "log": (np.log, 0),
+    "log2": (np.log2, 0), "log10": (np.log10, 0), "cos": (np.cos, 0), "cosh": (np.cosh, 0),
+    "arccos": (np.arccos, 0), "arccosh": (np.arccosh, 1.5), "rsqrt": (lambda x: x ** -0.5, 0),
+    "rcbrt": (lambda x: x ** (-1 / 3), 0), "reciprocal": (np.reciprocal, 0),
+    "softsign": (lambda x: x / (1 + np.abs(x)), -0.2),
+    "ceil": (np.ceil, 0), "floor": (np.floor, 0), "rint": (np.rint, 0), "trunc": (np.trunc, 0),
+    "fix": (np.fix, 0), "sign": (np.sign, -0.25),
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_forward_and_gradient(op):
+    fn, off = UNARY[op]
+    x = rng.uniform(0.1, 0.4, size=(2, 3)) + off
+    s = getattr(mx.sym, op)(mx.sym.var("x"))
+    check_symbolic_forward(s, {"x": x}, [fn(x)], rtol=1e-4, atol=1e-6)
+    check_numeric_gradient(s, {"x": x}, numeric_eps=1e-5, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div"])
+def test_binary_elemwise_gradient(op):
+    loc = {"a": rng.uniform(0.5, 1.5, (2, 3)), "b": rng.uniform(0.5, 1.5, (2, 3))}
+    check_numeric_gradient(getattr(mx.sym, op)(mx.sym.var("a"), mx.sym.var("b")), loc,
+                           rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("op", ["broadcast_add", "broadcast_sub", "broadcast_mul",
+                                "broadcast_div"])
+@pytest.mark.parametrize("shapes", [((2, 3), (1, 3)), ((2, 1, 3), (4, 1)), ((3,), (2, 3))])
+def test_broadcast_gradient(op, shapes):
+    loc = {"a": rng.uniform(0.5, 1.5, shapes[0]), "b": rng.uniform(0.5, 1.5, shapes[1])}
+    check_numeric_gradient(getattr(mx.sym, op)(mx.sym.var("a"), mx.sym.var("b")), loc,
+                           rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("op", ["_plus_scalar", "_minus_scalar", "_rminus_scalar",
+                                "_mul_scalar", "_div_scalar", "_rdiv_scalar", "_power_scalar",
+                                "_rpower_scalar", "_maximum_scalar", "_minimum_scalar"])
+def test_scalar_gradient(op):
+    x = rng.uniform(0.5, 1.5, (2, 3))
+    check_numeric_gradient(getattr(mx.sym, op)(mx.sym.var("x"), scalar=1.1), {"x": x},
+                           rtol=1e-5, atol=1e-8)
+
+
+def test_symbol_arithmetic_operators_gradient():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    s = (a * b - a / b + 2.0 ** a) / (b + 1.0) - (-a)
+    loc = {"a": rng.uniform(0.5, 1.5, (2, 2)), "b": rng.uniform(0.5, 1.5, (2, 2))}
+    check_numeric_gradient(s, loc, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_dot_and_batch_dot_with_transposes(ta, tb):
+    a = rng.randn(*((4, 3) if ta else (3, 4)))
+    b = rng.randn(*((5, 4) if tb else (4, 5)))
+    s = mx.sym.dot(mx.sym.var("a"), mx.sym.var("b"), transpose_a=ta, transpose_b=tb)
+    check_symbolic_forward(s, {"a": a, "b": b}, [(a.T if ta else a) @ (b.T if tb else b)],
+                           rtol=1e-4, atol=1e-5)
+    check_numeric_gradient(s, {"a": a, "b": b}, rtol=1e-5, atol=1e-8)
+    x = rng.randn(*((2, 4, 3) if ta else (2, 3, 4)))
+    y = rng.randn(*((2, 5, 4) if tb else (2, 4, 5)))
+    bs = mx.sym.batch_dot(mx.sym.var("x"), mx.sym.var("y"), transpose_a=ta, transpose_b=tb)
+    want = np.matmul(x.swapaxes(1, 2) if ta else x, y.swapaxes(1, 2) if tb else y)
+    check_symbolic_forward(bs, {"x": x, "y": y}, [want], rtol=1e-4, atol=1e-5)
+    check_numeric_gradient(bs, {"x": x, "y": y}, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("op", ["_equal", "_not_equal", "_greater", "_greater_equal",
+                                "_lesser", "_lesser_equal", "_logical_and", "_logical_or",
+                                "_logical_xor", "broadcast_equal", "broadcast_greater",
+                                "broadcast_logical_and"])
+def test_comparison_and_logical_have_zero_gradient(op):
+    a = np.array([[1., 0., 2.], [3., -1., 0.]])
+    b = np.array([[1., 1., 0.], [2., -1., 0.]])
+    va = mx.sym.var("a")
+    s = getattr(mx.sym, op)(va, mx.sym.var("b")) + va
+    exe = s.simple_bind(mx.cpu(), a=a.shape, b=b.shape)
+    exe.arg_dict["a"][:] = a
+    exe.arg_dict["b"][:] = b
+    out = exe.forward(is_train=True)[0].asnumpy() - a
+    assert set(np.unique(out).tolist()) <= {0.0, 1.0}
+    exe.backward(mx.nd.ones(a.shape))
+    assert np.all(exe.grad_dict["a"].asnumpy() == 1)
+    assert np.all(exe.grad_dict["b"].asnumpy() == 0)
