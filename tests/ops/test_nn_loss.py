@@ -1,0 +1,39 @@
+"""Loss heads (SoftmaxOutput parameters, MakeLoss, regression outputs, BlockGrad) against
+values recorded from MXNet 1.9.1; loss heads ignore head gradients, so the recorded backward
+is their gradient check."""
+import json
+import os
+
+import numpy as np
+import pytest
+from nn_loss_cases import SOFTMAX_CASES, other_cases, softmax_cases
+
+import sparsym as mx
+from sparsym.test_utils import assert_almost_equal
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mxnet_nn_loss.json")) as _f:
+    FIXTURE = json.load(_f)
+
+
+@pytest.fixture(scope="module")
+def softmax_results():
+    return softmax_cases(mx)
+
+
+@pytest.mark.parametrize("i", range(len(SOFTMAX_CASES)), ids=[str(c) for c in SOFTMAX_CASES])
+def test_softmax_output_matches_mxnet(i, softmax_results):
+    for got, want in zip(softmax_results[i], FIXTURE["softmax"][i]):
+        assert_almost_equal(np.array(got), np.array(want), rtol=1e-4, atol=1e-5)
+
+
+def test_makeloss_regression_blockgrad_match_mxnet():
+    for got, want in zip(other_cases(mx), FIXTURE["other"]):
+        for g, w in zip(got, want):
+            assert_almost_equal(np.array(g), np.array(w), rtol=1e-4, atol=1e-5)
+
+
+def test_softmax_output_label_shape_inference():
+    s = mx.sym.SoftmaxOutput(mx.sym.var("data"), name="sm")
+    assert s.infer_shape(data=(4, 5))[0][1] == (4,)
+    m = mx.sym.SoftmaxOutput(mx.sym.var("data"), name="sm", multi_output=True)
+    assert m.infer_shape(data=(2, 3, 4, 5))[0][1] == (2, 4, 5)
