@@ -5,21 +5,24 @@ the GEMM is one np.matmul on preallocated contiguous operands (the BLAS ceiling 
 im2col + GEMM conv is compared against).  Conv and GEMM runs are interleaved so that noise
 from other processes hits both; medians and best-of are reported.
 
-Usage: python benchmarks/conv.py [--reps 15] [--dtype float32]
+With ``--mxnet-python`` (default ~/mxref/bin/python when it exists) every shape is also
+timed on MXNet 1.9.1's mx.nd.Convolution (forward, and forward+backward via autograd) in a
+subprocess right after ours; ``mxnet_conv_ms`` / ``mxnet_bwd_ms`` appear in the record.
+
+Usage: python benchmarks/conv.py [--reps 15] [--dtype float32] [--mxnet-python PATH]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from sparsym.kernels.conv import conv_backward, conv_forward  # noqa: E402
 
 SHAPES = [
     # (N, C, H, W, F, k, stride, pad, group)
@@ -32,6 +35,8 @@ SHAPES = [
 
 
 def bench(shape, reps, dtype, backward):
+    # imported here: the MXNet child process (--mxnet-shape) must not need sparsym
+    from sparsym.kernels.conv import conv_backward, conv_forward
     n, c, h, w, f, k, s, p, g = shape
     rng = np.random.default_rng(0)
     x = rng.standard_normal((n, c, h, w)).astype(dtype)
@@ -86,14 +91,70 @@ def bench(shape, reps, dtype, backward):
     return rec
 
 
+def bench_mxnet(shape, reps, dtype):
+    """Run inside MXNet's interpreter: median ms of Convolution forward and fwd+bwd."""
+    import mxnet as mx
+    n, c, h, w, f, k, s, p, g = shape
+    rng = np.random.default_rng(0)
+    x = mx.nd.array(rng.standard_normal((n, c, h, w)), dtype=dtype)
+    wt = mx.nd.array(rng.standard_normal((f, c // g, k, k)), dtype=dtype)
+    kw = dict(kernel=(k, k), stride=(s, s), pad=(p, p), num_filter=f, num_group=g, no_bias=True)
+    x.attach_grad()
+    wt.attach_grad()
+
+    def fwd():
+        mx.nd.Convolution(x, wt, **kw).wait_to_read()
+
+    def bwd():
+        with mx.autograd.record():
+            y = mx.nd.Convolution(x, wt, **kw)
+        y.backward()
+        mx.nd.waitall()
+
+    out = {}
+    for key, fn in (("mxnet_conv_ms", fwd), ("mxnet_fwd_bwd_ms", bwd)):
+        fn()
+        fn()
+        ts = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        out[key] = round(float(np.median(ts)) * 1e3, 3)
+    return out
+
+
+def _mxnet_python(arg):
+    if arg:
+        return arg if arg != "none" else None
+    cand = os.path.expanduser("~/mxref/bin/python")
+    return cand if os.path.exists(cand) else None
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--no-backward", action="store_true")
+    ap.add_argument("--mxnet-python", default="", help="MXNet interpreter ('none' to skip)")
+    ap.add_argument("--mxnet-shape", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.mxnet_shape:  # child mode, inside MXNet's interpreter
+        print(json.dumps(bench_mxnet(json.loads(args.mxnet_shape), args.reps, args.dtype)))
+        return
+    mxpy = _mxnet_python(args.mxnet_python)
     for shape in SHAPES:
         rec = bench(shape, args.reps, np.dtype(args.dtype), not args.no_backward)
+        if mxpy:
+            res = subprocess.run([mxpy, os.path.abspath(__file__), "--reps", str(args.reps),
+                                  "--dtype", args.dtype, "--mxnet-shape", json.dumps(shape)],
+                                 capture_output=True, text=True, check=False)
+            if res.returncode == 0:
+                mx_rec = json.loads(res.stdout.strip().splitlines()[-1])
+                rec.update(mx_rec)
+                rec["speedup_vs_mxnet"] = round(mx_rec["mxnet_conv_ms"] / rec["conv_ms"], 3)
+            else:
+                rec["mxnet_error"] = res.stderr.strip().splitlines()[-1:]
         print(json.dumps(rec), flush=True)
 
 
