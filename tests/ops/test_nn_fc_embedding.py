@@ -126,3 +126,24 @@ def test_embedding_bad_params():
         mx.sym.Embedding(mx.sym.var("d"), input_dim=0, output_dim=2)
     with pytest.raises(ParamError):
         mx.sym.Embedding(mx.sym.var("d"), input_dim=3, output_dim=2, dtype="complex")
+
+
+def test_sparse_grad_numeric_check_with_grad_stype_dict():
+    w = rng.randn(6, 2)
+    ids = np.array([[1, 3], [3, 5]], dtype=np.float64)
+    emb = mx.sym.Embedding(mx.sym.var("data"), input_dim=6, output_dim=2, sparse_grad=True,
+                           name="emb")
+    loc = {"data": ids, "emb_weight": w}
+    check_numeric_gradient(emb, loc, grad_nodes=["emb_weight"],
+                           grad_stype_dict={"emb_weight": "row_sparse"}, rtol=1e-5, atol=1e-7)
+    og = np.ones((2, 2, 2))
+    g = check_symbolic_backward(emb, loc, [og], {"emb_weight": np.array(
+        [[0, 0], [1, 1], [0, 0], [2, 2], [0, 0], [1, 1.]])},
+        grad_req={"data": "null", "emb_weight": "write"},
+        grad_stypes={"emb_weight": "row_sparse"})
+    assert g["emb_weight"].shape == (6, 2)
+    # csr data . row_sparse weight through FullyConnected-free dot keeps the rsp gradient
+    x = mx.sym.var("x", stype="csr")
+    d = mx.sym.dot(x, mx.sym.var("w"))
+    exe = d.simple_bind(mx.cpu(), x=(3, 4), w=(4, 2), grad_req={"x": "null", "w": "write"})
+    assert exe.grad_dict["w"].stype == "row_sparse"
