@@ -9,8 +9,9 @@ import sys
 import mxnet as mx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rnn_cases import cell_cases, fused_cases  # noqa: E402
+from rnn_cases import cell_cases, fused_cases, rnn_op_cases  # noqa: E402
 
-out = {"cells": cell_cases(mx), "fused": fused_cases(mx), "mxnet": mx.__version__}
+out = {"cells": cell_cases(mx), "fused": fused_cases(mx), "rnn_op": rnn_op_cases(mx),
+       "mxnet": mx.__version__}
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "mxnet_rnn.json"), "w") as f:
     json.dump(out, f)

@@ -86,3 +86,29 @@ def fused_cases(mx):
             "unfused_args": o2.list_arguments(),
             "repacked_equal": bool(np.array_equal(repacked, vals["f_parameters"].asnumpy()))}
     return res
+
+
+def rnn_op_cases(mx):
+    """MXNet's fused RNN operator: outputs, final states and all input gradients."""
+    res = {}
+    for mode, bi, layers in [("lstm", False, 2), ("gru", True, 1), ("rnn_tanh", True, 2),
+                             ("rnn_relu", False, 1)]:
+        ins = [mx.sym.var("data"), mx.sym.var("p"), mx.sym.var("h")]
+        if mode == "lstm":
+            ins.append(mx.sym.var("c"))
+        s = mx.sym.RNN(*ins, state_size=3, num_layers=layers, mode=mode, bidirectional=bi,
+                       state_outputs=True, name="rnn")
+        args, _, _ = s.infer_shape(data=(3, 2, 4))
+        rng = np.random.RandomState(0)
+        vals = {n: mx.nd.array(rng.uniform(-0.5, 0.5, sh).astype("float32"))
+                for n, sh in zip(s.list_arguments(), args)}
+        grads = {n: mx.nd.zeros(sh) for n, sh in zip(s.list_arguments(), args)}
+        exe = s.bind(mx.cpu(), vals, args_grad=grads)
+        out = exe.forward(is_train=True)
+        exe.backward([mx.nd.array(rng.uniform(-1, 1, o.shape).astype("float32")) for o in out])
+        res[f"{mode}_{int(bi)}_{layers}"] = {
+            "outs": s.list_outputs(), "args": s.list_arguments(),
+            "shapes": [list(a) for a in args],
+            "vals": [o.asnumpy().round(5).tolist() for o in out],
+            "grads": {n: g.asnumpy().round(5).tolist() for n, g in exe.grad_dict.items()}}
+    return res

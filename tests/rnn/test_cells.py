@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 import pytest
-from rnn_cases import cell_cases, fused_cases
+from rnn_cases import cell_cases, fused_cases, rnn_op_cases
 
 import sparsym as mx
 from sparsym.base import MXNetError, ParamError
@@ -174,3 +174,39 @@ def test_rnn_checkpoint_round_trip(tmp_path):
     assert sorted(arg) == sorted(params)
     for k in params:
         assert_almost_equal(arg[k], params[k])
+
+
+@pytest.mark.parametrize("case", sorted(FIXTURE["rnn_op"]))
+def test_rnn_operator_matches_mxnet(case):
+    want, got = FIXTURE["rnn_op"][case], rnn_op_cases(mx)[case]
+    for key in ("outs", "args", "shapes"):
+        assert got[key] == want[key], key
+    for g, w in zip(got["vals"], want["vals"]):
+        assert_almost_equal(np.array(g), np.array(w), rtol=1e-4, atol=2e-5)
+    for name, w in want["grads"].items():
+        assert_almost_equal(np.array(got["grads"][name]), np.array(w), rtol=1e-4, atol=2e-5)
+
+
+def test_rnn_operator_numeric_gradient_and_dropout():
+    s = mx.sym.RNN(mx.sym.var("data"), mx.sym.var("p"), mx.sym.var("h"), state_size=2,
+                   num_layers=2, mode="gru", name="rnn")
+    assert s.list_outputs() == ["rnn_output"]
+    args, _, _ = s.infer_shape(data=(2, 1, 2))
+    rng = np.random.RandomState(3)
+    loc = {n: rng.uniform(-1, 1, sh) for n, sh in zip(s.list_arguments(), args)}
+    check_numeric_gradient(s, loc, rtol=1e-5, atol=1e-7)
+    # dropout between layers: inference is deterministic, training masks and back-propagates
+    d = mx.sym.RNN(mx.sym.var("data"), mx.sym.var("p"), mx.sym.var("h"), state_size=8,
+                   num_layers=2, mode="rnn_tanh", p=0.5, name="rnn")
+    exe = d.simple_bind(mx.cpu(), data=(3, 4, 2))
+    for name, arr in exe.arg_dict.items():
+        arr[:] = rng.uniform(-1, 1, arr.shape)
+    a = exe.forward(is_train=False)[0].asnumpy()
+    assert np.array_equal(a, exe.forward(is_train=False)[0].asnumpy())
+    t1 = exe.forward(is_train=True)[0].asnumpy()
+    exe.backward(mx.nd.ones(t1.shape))
+    g1 = exe.grad_dict["p"].asnumpy().copy()
+    assert not np.allclose(t1, a) and np.isfinite(g1).all() and np.abs(g1).sum() > 0
+    with pytest.raises(ParamError):
+        mx.sym.RNN(mx.sym.var("data"), state_size=2, num_layers=1, mode="lstm",
+                   projection_size=2)

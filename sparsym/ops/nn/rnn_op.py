@@ -1,0 +1,221 @@
+"""MXNet's fused ``RNN`` operator (rnn_relu, rnn_tanh, lstm, gru; layers; bidirectional).
+
+The kernel runs the equivalent unrolled graph (FusedRNNCell's cells, whose weights are views
+of the cuDNN-layout parameter vector) through an inner executor cached per shape; the
+backward op recomputes the forward in that executor and back-propagates. Dropout between
+layers draws its masks from a per-call seed kept in a hidden output, so the recomputation
+sees the same masks."""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ... import random as _random
+from .. import rules
+from ..params import Field
+from ..registry import Dispatch, OpDef, register
+from ._common import Checked, D, kept, multi_bw, require
+from .rnn_param import GATES, layout
+
+
+def _check(op, a):
+    require(a.state_size >= 1, op, f"state_size must be positive, got {a.state_size}")
+    require(a.num_layers >= 1, op, f"num_layers must be positive, got {a.num_layers}")
+    require(0 <= a.p < 1, op, f"p must be in [0, 1), got {a.p}")
+    require(a.projection_size is None, op, "projection_size is not supported")
+    require(a.lstm_state_clip_min is None and a.lstm_state_clip_max is None, op,
+            "lstm_state_clip_min/max are not supported")
+    require(not a.use_sequence_length, op, "use_sequence_length is not supported")
+
+
+_RNN = Checked(
+    _check,
+    state_size=Field("int", doc="hidden units per direction"),
+    num_layers=Field("int", doc="stacked layers"),
+    bidirectional=Field("bool", False),
+    mode=Field("str", choices=tuple(GATES), doc="rnn_relu, rnn_tanh, lstm or gru"),
+    p=Field("float", 0.0, doc="dropout between layers (training)"),
+    state_outputs=Field("bool", False, doc="also output the final states"),
+    projection_size=Field("int_or_none", None, doc="not supported"),
+    lstm_state_clip_min=Field("float_or_none", None, doc="not supported"),
+    lstm_state_clip_max=Field("float_or_none", None, doc="not supported"),
+    lstm_state_clip_nan=Field("bool", False, doc="ignored"),
+    use_sequence_length=Field("bool", False, doc="not supported"))
+
+
+def _lstm(a):
+    return a.mode == "lstm"
+
+
+def _inputs(a):
+    return ("data", "parameters", "state") + (("state_cell",) if _lstm(a) else ())
+
+
+def _n_states(a):
+    return 2 if _lstm(a) else 1
+
+
+def _n_out(a):
+    # output, final state(s), and the hidden dropout seed
+    return 1 + _n_states(a) + 1
+
+
+def rnn_shape(attrs, ins, outs):
+    h, b = attrs.state_size, 2 if attrs.bidirectional else 1
+    data = ins[0]
+    if data is None and outs[0] is not None:
+        rules.set_shape(ins, 0, tuple(outs[0][:2]) + (None,))
+        data = ins[0]
+    rules.set_shape(outs, _n_out(attrs) - 1, (1,), "output")
+    if data is None:
+        return ins, outs
+    t, n, c = data
+    if c is not None:
+        _, total = layout(attrs.mode, h, attrs.num_layers, attrs.bidirectional, c)
+        rules.set_shape(ins, 1, (total,))
+    for i in range(_n_states(attrs)):
+        rules.set_shape(ins, 2 + i, (attrs.num_layers * b, n, h))
+        rules.set_shape(outs, 1 + i, (attrs.num_layers * b, n, h), "output")
+        st = ins[2 + i]
+        if n is None and st is not None and st[1] is not None:
+            n = st[1]
+            rules.set_shape(ins, 0, (t, n, c))
+    rules.set_shape(outs, 0, (t, n, b * h), "output")
+    return ins, outs
+
+
+def rnn_type(attrs, ins, outs):
+    n = _n_out(attrs)
+    ins, o = rules.same_type(attrs, ins, list(outs[:n - 1]))
+    outs[:n - 1] = o
+    rules.set_type(outs, n - 1, np.dtype(np.float64), "output")
+    return ins, outs
+
+
+_CACHE: OrderedDict = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def _inner(a, data_shape, dtype):
+    """A cached executor of the unrolled graph for these attrs, data shape and dtype."""
+    key = (hash(a), tuple(data_shape), np.dtype(dtype).str)
+    with _LOCK:
+        exe = _CACHE.get(key)
+        if exe is not None:
+            _CACHE.move_to_end(key)
+            return exe
+    from ... import symbol as sym
+    from ...rnn.rnn_cell import FusedRNNCell
+    cell = FusedRNNCell(a.state_size, a.num_layers, a.mode, a.bidirectional, dropout=a.p,
+                        get_next_state=True, prefix="rnn_")
+    states = [sym.Variable(f"state{i}") for i in range(_n_states(a))]
+    out, final = cell.unroll(data_shape[0], sym.Variable("data"), begin_state=states,
+                             layout="TNC", merge_outputs=True)
+    group = sym.Group([out] + list(final))
+    dt = {k: np.dtype(dtype) for k in group.list_arguments()}
+    exe = group.simple_bind(None, grad_req="write", type_dict=dt, data=tuple(data_shape))
+    with _LOCK:
+        _CACHE[key] = exe
+        while len(_CACHE) > 16:
+            _CACHE.popitem(last=False)
+    return exe
+
+
+def _load(exe, xs):
+    exe.arg_dict["data"][:] = xs[0]
+    exe.arg_dict["rnn_parameters"][:] = xs[1]
+    for i, s in enumerate(xs[2:]):
+        exe.arg_dict[f"state{i}"][:] = s
+
+
+def _with_seed(seed, fn):
+    old = _random._state["rng"]
+    _random._state["rng"] = np.random.default_rng(int(seed))
+    try:
+        return fn()
+    finally:
+        _random._state["rng"] = old
+
+
+def _rnn_fwd(a, xs):
+    train = bool(a.get("__is_train__", False))
+    seed = int(_random.rng().integers(0, 2 ** 31 - 1)) if train and a.p > 0 else 0
+    exe = _inner(a, xs[0].shape, xs[0].dtype)
+    _load(exe, xs)
+    outs = _with_seed(seed, lambda: exe.forward(is_train=train))
+    return tuple(o.asnumpy().copy() for o in outs) + (np.array([seed], np.float64),)
+
+
+def _rnn_bwd(a, xs):
+    ns = _n_states(a)
+    ograds, fwd_ins, seed = xs[:1 + ns], xs[1 + ns:-1], xs[-1]
+    exe = _inner(a, fwd_ins[0].shape, fwd_ins[0].dtype)
+    _load(exe, fwd_ins)
+    from ...ndarray.ndarray import wrap
+
+    def run():
+        exe.forward(is_train=True)
+        exe.backward([wrap(np.asarray(g, dtype=fwd_ins[0].dtype)) for g in ograds])
+    _with_seed(int(np.asarray(seed).reshape(-1)[0]), run)
+    names = ["data", "rnn_parameters"] + [f"state{i}" for i in range(ns)]
+    return tuple(exe.grad_dict[n].asnumpy().copy() for n in names)
+
+
+def _rnn_grad(node, og):
+    a = node.params
+    ns = _n_states(a)
+    ins = list(og[:1 + ns]) + list(node.inputs) + [(node, 1 + ns)]
+    return multi_bw("_backward_RNN", ins, node, "backward", len(node.inputs), **kept(node))
+
+
+def _bwd_shape(attrs, ins, outs):
+    ns = _n_states(attrs)
+    fwd = ins[1 + ns:-1]
+    for i, s in enumerate(fwd):
+        if s is not None:
+            rules.set_shape(outs, i, s, "output")
+    return ins, outs
+
+
+def _bwd_type(attrs, ins, outs):
+    ns = _n_states(attrs)
+    t = ins[1 + ns]
+    for i in range(len(outs)):
+        if t is not None:
+            rules.set_type(outs, i, t, "output")
+    return ins, outs
+
+
+def _names(a):
+    # MXNet's names: rnn_output, rnn_state_output, rnn_statecell_output
+    return ("output", "state_output") + (("statecell_output",) if _lstm(a) else ()) + ("seed",)
+
+
+register(OpDef(
+    "RNN", params=_RNN, inputs=_inputs, num_outputs=_n_out, output_names=_names,
+    num_visible_outputs=lambda a: 1 + _n_states(a) if a.state_outputs else 1,
+    dispatch=(Dispatch((D, D, D), (D,), _rnn_fwd), Dispatch((D, D, D, D), (D,), _rnn_fwd)),
+    infer_shape=rnn_shape, infer_type=rnn_type, gradient=_rnn_grad, needs_is_train=True,
+    doc="""Fused multi-layer RNN over time-major data (MXNet's ``RNN`` operator).
+
+    data (T, N, C); parameters: the flat cuDNN-layout vector (see FusedRNNCell);
+    state (L*D, N, H) and, for lstm, state_cell. Output (T, N, D*H), plus the final
+    state(s) when ``state_outputs``. Numerically identical to the unrolled cells.
+
+    Parameters
+    ----------
+    state_size, num_layers : int
+    mode : {'rnn_relu', 'rnn_tanh', 'lstm', 'gru'}
+    bidirectional : bool, default False
+    p : float, default 0 (dropout between layers)
+    state_outputs : bool, default False
+    """))
+register(OpDef(
+    "_backward_RNN", params=_RNN,
+    inputs=lambda a: ("ograd",) + tuple(f"ograd_state{i}" for i in range(_n_states(a)))
+    + _inputs(a) + ("seed",),
+    num_outputs=lambda a: len(_inputs(a)),
+    dispatch=(Dispatch(("*", "..."), (D,), _rnn_bwd),),
+    infer_shape=_bwd_shape, infer_type=_bwd_type))
