@@ -1,0 +1,50 @@
+"""Test-only operators for the memory pool: ``out``-capable kernels (with in-place pairs) and
+a pure kernel that returns a view of its input."""
+import numpy as np
+
+from sparsym.ops import rules
+from sparsym.ops.elemwise import bw
+from sparsym.ops.registry import Dispatch, OpDef, has_op, out_kernel, register, ufunc_kernel
+
+D = "default"
+
+
+def _tanh_kernel(attrs, xs, out=None):
+    if out is None:
+        return (np.tanh(xs[0]),)
+    return (np.tanh(xs[0], out=out[0]),)
+
+
+def _tanh_bwd(attrs, xs, out=None):
+    og, y = xs
+    if out is None:
+        return (og * (1 - y * y),)
+    o = out[0]
+    np.multiply(y, y, out=o)
+    np.subtract(1, o, out=o)
+    np.multiply(og, o, out=o)
+    return (o,)
+
+
+def register_pool_ops():
+    """_ptest_add(lhs, rhs), _ptest_tanh(data), _ptest_view(data): add and tanh write into
+    pooled buffers (in place when allowed); view returns ``data.reshape(...)`` (an alias)."""
+    if has_op("_ptest_add"):
+        return
+    register(OpDef("_ptest_add", inputs=("lhs", "rhs"),
+                   dispatch=(Dispatch((D, D), (D,), ufunc_kernel(np.add)),),
+                   inplace=((0, 0), (1, 0)),
+                   gradient=lambda node, og: [og[0], og[0]]))
+    register(OpDef("_ptest_tanh_bwd", inputs=("ograd", "out"),
+                   dispatch=(Dispatch((D, D), (D,), out_kernel(_tanh_bwd)),),
+                   inplace=((0, 0),)))
+    register(OpDef("_ptest_tanh", dispatch=(Dispatch((D,), (D,), out_kernel(_tanh_kernel)),),
+                   inplace=((0, 0),),
+                   gradient=lambda node, og: [bw("_ptest_tanh_bwd", [og[0], (node, 0)], node,
+                                                 "backward")]))
+    register(OpDef("_ptest_view", dispatch=(Dispatch((D,), (D,), lambda a, xs: (
+        xs[0].reshape(xs[0].shape),)),),
+        infer_shape=rules.same_shape, gradient=lambda node, og: [og[0]]))
+
+
+register_pool_ops()
