@@ -11,8 +11,10 @@ def _flat(x):
 
 
 def _run(mx, make, layout="NTC", merge=True, T=3, N=2, C=4):
-    cell = make()
-    outs, states = cell.unroll(T, mx.sym.var("data"), layout=layout, merge_outputs=merge)
+    # a fresh NameManager: auto-generated names (concat0...) do not depend on earlier tests
+    with mx.name.NameManager():
+        cell = make()
+        outs, states = cell.unroll(T, mx.sym.var("data"), layout=layout, merge_outputs=merge)
     if isinstance(outs, list):
         outs = mx.sym.Group(outs)
     g = mx.sym.Group([outs] + _flat(states)) if states else outs
