@@ -152,7 +152,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
     head_grad_vars, grad_entries = [], [None] * len(args)
     if wrt:
         head_grad_vars = [Node(None, f"_head_grad_{i}", None, {}) for i in range(len(heads))]
-        g = gradient(heads, wrt, [(v, 0) for v in head_grad_vars])
+        g = gradient(heads, wrt, [(v, 0) for v in head_grad_vars], fwd)
         pos = {id(n): i for i, n in enumerate(args)}
         for n, e in zip(wrt, g):
             grad_entries[pos[id(n)]] = e

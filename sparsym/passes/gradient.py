@@ -37,13 +37,15 @@ def _sum(entries, name):
     return acc
 
 
-def gradient(heads, wrt, head_grads):
+def gradient(heads, wrt, head_grads, graph=None):
     """Return one gradient entry (or None meaning zero) per node in ``wrt``.
 
     heads: forward output entries; head_grads: matching entries (variables) seeding the
-    backward sweep; wrt: variable nodes whose gradients are wanted.
+    backward sweep; wrt: variable nodes whose gradients are wanted; graph: the indexed
+    graph of ``heads`` when the caller has it.
     """
-    graph = IndexedGraph(heads)
+    if graph is None:
+        graph = IndexedGraph(heads)
     wanted = {id(n) for n in wrt}
     needs = set()
     for n in graph.nodes:

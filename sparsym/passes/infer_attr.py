@@ -53,13 +53,18 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
     """
     nodes = [(k, n, rule_of(n.op), graph.in_eids(k), graph.out_eids(k))
              for k, n in enumerate(graph.nodes) if n.op is not None]
-    merge = rules.merge_shape if kind == "shape" else _merge_type
+    if kind == "shape":
+        merge = rules.merge_shape
+        known_fn = _shape_known   # same test as rules.known, without a generator per call
+    else:
+        merge = _merge_type
 
     def count():
         return sum(1 for v in values if not known_fn(v))
 
     # a node is done once its rule ran with every value known (values only ever fill in)
     done = [False] * len(graph.nodes)
+    # NOTE: test ``cur is None`` explicitly: numpy says np.dtype('float64') == None
     unknown, stalled, sweep = count(), 0, 0
     while sweep == 0 or (unknown and stalled < 2):
         seq = nodes if sweep % 2 == 0 else reversed(nodes)
@@ -72,22 +77,34 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
                 ins, outs = rule(node.params, ins, outs)
             except rules.Conflict as c:
                 raise_conflict(graph, k, c, kind)
+            complete = True
             for i, (e, v) in enumerate(zip(ie, ins)):
-                if v is not None and (values[e] is None or v != values[e]):
-                    try:
-                        values[e] = merge(values[e], v)
-                    except ValueError:
-                        raise_conflict(graph, k, rules.Conflict(kind, i, "input", v, values[e]),
-                                       kind)
+                cur = values[e]
+                if v is not None and (cur is None or v != cur):
+                    if cur is None:
+                        values[e] = cur = v
+                    else:
+                        try:
+                            values[e] = cur = merge(cur, v)
+                        except ValueError:
+                            raise_conflict(graph, k, rules.Conflict(kind, i, "input", v, cur),
+                                           kind)
+                if complete and not known_fn(cur):
+                    complete = False
             for i, (e, v) in enumerate(zip(oe, outs)):
-                if v is not None and (values[e] is None or v != values[e]):
-                    try:
-                        values[e] = merge(values[e], v)
-                    except ValueError:
-                        raise_conflict(graph, k, rules.Conflict(kind, i, "output", v, values[e]),
-                                       kind)
-            done[k] = all(known_fn(values[e]) for e in ie) and \
-                all(known_fn(values[e]) for e in oe)
+                cur = values[e]
+                if v is not None and (cur is None or v != cur):
+                    if cur is None:
+                        values[e] = cur = v
+                    else:
+                        try:
+                            values[e] = cur = merge(cur, v)
+                        except ValueError:
+                            raise_conflict(graph, k, rules.Conflict(kind, i, "output", v, cur),
+                                           kind)
+                if complete and not known_fn(cur):
+                    complete = False
+            done[k] = complete
         for a, b in ties:
             if values[a] is None or values[b] is None or values[a] != values[b]:
                 try:
@@ -101,6 +118,10 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
         stalled = stalled + 1 if unknown == before else 0
         sweep += 1
     return values
+
+
+def _shape_known(s):
+    return s is not None and None not in s
 
 
 def _merge_type(a, b):
