@@ -16,25 +16,22 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 import sparsym.sklearn as sk  # noqa: E402
 
-# Checks that cannot apply, with the reason. Everything else must pass as is.
-EXPECTED_FAILED = {
-    # FM is binary by design (MXNet's factorization_machine example); sklearn's classifier
-    # checks with the multi_class=False tag run on two classes and the dedicated
-    # check_classifier_not_supporting_multiclass verifies the ValueError on three classes.
-}
+# Every applicable check passes: nothing is expected to fail. sklearn itself skips
+# check_array_api_input (needs SCIPY_ARRAY_API=1 and an array-API library) and the
+# *_data_not_an_array checks when pandas is absent. FactorizationMachineClassifier is binary
+# (tag multi_class=False): sklearn runs its classifier checks on two classes and
+# check_classifier_not_supporting_multiclass verifies the ValueError on three.
+EXPECTED_FAILED = {}
 
 
 # fewer epochs than the defaults keep the ~170 checks fast; they still pass sklearn's
 # accuracy thresholds (check_classifiers_train, check_regressors_train)
 _FAST = {"epochs": 8, "random_state": 0}
-_HAS_SQUARE_SUM = hasattr(mx.sym, "_square_sum")
-needs_square_sum = pytest.mark.skipif(not _HAS_SQUARE_SUM,
-                                      reason="_square_sum (sparse ops) is not registered yet")
 
 
 def _estimators():
-    ests = [sk.SparseLinearClassifier(**_FAST), sk.SparseLinearRegressor(**_FAST)]
-    return ests + ([sk.FactorizationMachineClassifier(**_FAST)] if _HAS_SQUARE_SUM else [])
+    return [sk.SparseLinearClassifier(**_FAST), sk.SparseLinearRegressor(**_FAST),
+            sk.FactorizationMachineClassifier(**_FAST)]
 
 
 @parametrize_with_checks(_estimators(), expected_failed_checks=lambda est: EXPECTED_FAILED)
@@ -125,7 +122,6 @@ def test_regressor_recovers_coefficients_multi_target():
     assert np.ndim(r1.intercept_) == 0 and r1.predict(X).shape == (400,)
 
 
-@needs_square_sum
 def test_fm_learns_pairwise_interactions():
     # the label is an XOR-like product of two features: no linear model can fit it
     rng = np.random.default_rng(0)
