@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 
 import numpy as np
 
@@ -9,6 +10,7 @@ from .. import storage as st
 from ..base import MXNetError, ShapeError
 from ..ndarray.ndarray import NDArray, wrap
 from .plan import get_plan
+from .pool import MemoryPool
 
 logger = logging.getLogger("sparsym")
 
@@ -111,8 +113,35 @@ def allocate(symbol, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, 
             arr = _zeros(stypes[e], shapes[e], dtypes[e], _group_ctx(node, group2ctx, ctx))
         aux_arrays.append(arr)
     outputs = _outputs(plan, group2ctx, ctx)
+    if shared_exec is not None:
+        pool = shared_exec._pool
+    elif shared_buffer is not None:
+        pool = _buffer_pool(shared_buffer)
+    else:
+        pool = None
     return Executor(symbol, ctx, plan, arg_arrays, grad_arrays, aux_arrays, req_list,
-                    group2ctx, shared_exec._pool if shared_exec is not None else None, outputs)
+                    group2ctx, pool, outputs)
+
+
+_BUFFER_POOLS: "OrderedDict[int, MemoryPool]" = OrderedDict()
+
+
+def _buffer_pool(shared_buffer):
+    """The pool of executors bound with one ``shared_buffer`` dict (and no shared_exec).
+
+    Keyed by the dict's id (dicts cannot be weakly referenced); a stale entry after the
+    dict dies only makes unrelated executors share a pool, which is safe (a buffer is
+    handed out only while nothing uses it), and the table is bounded.
+    """
+    key = id(shared_buffer)
+    pool = _BUFFER_POOLS.get(key)
+    if pool is None:
+        pool = _BUFFER_POOLS[key] = MemoryPool()
+        if len(_BUFFER_POOLS) > 64:
+            _BUFFER_POOLS.popitem(last=False)
+    else:
+        _BUFFER_POOLS.move_to_end(key)
+    return pool
 
 
 def _outputs(plan, group2ctx, ctx):

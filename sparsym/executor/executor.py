@@ -234,9 +234,7 @@ class Executor:
     def _forward(self, is_train, keep):
         """Run forward; ``keep``: the training schedule (keep what backward reads)."""
         plan = self._plan
-        env = self._env
-        for i in range(len(env)):
-            env[i] = None
+        env = self._env = [None] * len(self._env)
         for e, a in zip(plan.arg_eids, self.arg_arrays):
             env[e] = a._raw
         for e, a in zip(plan.aux_eids, self.aux_arrays):
@@ -309,8 +307,7 @@ class Executor:
                 continue
             _write(garr, env[e], req)
         # free everything but the bound arrays; a second backward recomputes forward
-        for i in range(len(env)):
-            env[i] = None
+        self._env = [None] * len(env)
         self._state = "infer"
 
     def _zero_unreached_grads(self):

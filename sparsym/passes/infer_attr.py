@@ -60,7 +60,9 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
         merge = _merge_type
 
     def count():
-        return sum(1 for v in values if not known_fn(v))
+        if kind == "shape":
+            return sum(1 for v in values if v is None or None in v)
+        return values.count(None)
 
     # a node is done once its rule ran with every value known (values only ever fill in)
     done = [False] * len(graph.nodes)

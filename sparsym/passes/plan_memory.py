@@ -156,11 +156,15 @@ def schedule(steps, start, nbytes, keep):
         for d in {producer[e] for e in steps[s][0] if e in producer}:
             dependents[d].append(s)
 
+    out_bytes = {s: sum(nbytes[e] for e in steps[s][1]) for s in idx}
+    uses = {s: {e: steps[s][0].count(e) for e in steps[s][0] if e not in keep} for s in idx}
+
     def freeing(s):
-        ins = steps[s][0]
-        gain = sum(nbytes[e] for e in set(ins) if e not in keep and
-                   remaining.get(e, 0) == ins.count(e))
-        return gain >= sum(nbytes[e] for e in steps[s][1])
+        gain = 0
+        for e, k in uses[s].items():
+            if remaining[e] == k:
+                gain += nbytes[e]
+        return gain >= out_bytes[s]
 
     ready, eager, done, order = [], [], set(), []
     for s in idx:

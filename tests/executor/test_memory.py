@@ -236,3 +236,12 @@ def test_rnn_gradient_sums_keep_the_peak_low():
     e = _bucket(5).simple_bind(mx.cpu(), data=(B, 5, H), h0=(B, H))
     mem = e.plan.memory
     assert mem.peak_bytes < mem.naive_bytes / 2
+
+
+def test_shared_buffer_alone_also_shares_the_pool():
+    buf = {}
+    a = _bucket(3).simple_bind(mx.cpu(), shared_buffer=buf, data=(B, 3, H), h0=(B, H))
+    b = _bucket(2).simple_bind(mx.cpu(), shared_buffer=buf, data=(B, 2, H), h0=(B, H))
+    c = _bucket(2).simple_bind(mx.cpu(), data=(B, 2, H), h0=(B, H))
+    assert a.pool is b.pool and c.pool is not a.pool
+    assert a.pool.nbytes == a.plan.memory.pooled_bytes
