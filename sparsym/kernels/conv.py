@@ -340,7 +340,11 @@ def conv_backward(x, w, dy, stride, pad, dilate, num_group=1, need_bias=True, la
         ws = _workspace((m, c * kh * kw, L), dt)
         cols = im2col(x4[n0:n1], (kh, kw), s, p, d, (oh, ow), out=ws).reshape(m, g, kg, L)
         dyg = dy4[n0:n1].reshape(m, g, fg, L)
-        dwg += np.matmul(dyg, cols.transpose(0, 1, 3, 2)).sum(axis=0)
+        # dW^T = cols @ dy^T per (sample, group): OpenBLAS runs this orientation ~10x
+        # faster than dy @ cols^T for long L (and stacked matmul avoids BLAS entirely)
+        for a in range(m):
+            for gi in range(g):
+                dwg[gi] += (cols[a, gi] @ dyg[a, gi].T).T
         dcols = np.matmul(wgt, dyg, out=cols).reshape(m, c * kh * kw, L)
         dx[n0:n1] = col2im(dcols, (m, c, h, wd), (kh, kw), s, p, d, (oh, ow))
     dw = dwg.reshape(w4.shape)
@@ -448,7 +452,9 @@ def deconv_backward(x, w, dy, stride, pad, dilate, num_group=1, adj=None, target
         dcols = im2col(dy4[n0:n1], (kh, kw), s, p, d, (h, wd), out=ws).reshape(m, g, kg, L)
         np.matmul(wg, dcols, out=dx[n0:n1].reshape(m, g, cgi, L))
         xg = x4[n0:n1].reshape(m, g, cgi, L)
-        dwg += np.matmul(xg, dcols.transpose(0, 1, 3, 2)).sum(axis=0)
+        for a in range(m):
+            for gi in range(g):
+                dwg[gi] += (dcols[a, gi] @ xg[a, gi].T).T
     dw = dwg.reshape(w4.shape)
     db = dy4.sum(axis=(0, 2, 3)) if need_bias else None
     if nd == 1:
