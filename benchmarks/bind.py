@@ -11,8 +11,9 @@ with weights shared over the steps. Measured, per package, in one run:
   bind of each bucket length is a cold plan build, the rest are cache hits; the symbols are
   built outside the timing, as in the seed benchmark);
 - ``hit_ms``: simple_bind of the same symbol and shapes again (sparsym's plan cache hit);
-- memory (sparsym): the shared pool's bytes after binding and running all five buckets vs
-  the sum of the buckets' own plans.
+- memory (sparsym): tracemalloc's peak while running (forward + backward) each bucket alone,
+  and all five one after the other; the plans' peak live bytes; the shared pool's bytes vs
+  the sum of the buckets' own pooled plans (only ``out``-capable kernels use the pool).
 
 MXNet 1.9.1 runs the same function in a subprocess (``~/mxref/bin/python``) in the same run,
 and so does the seed benchmark (000, ``seed_bind_bench.py``) with ``--seed``. One JSON line
@@ -123,18 +124,37 @@ def measure(pkg, repeat, batch):
         warm = 1000 * (time.perf_counter() - t0) / repeat
         res.append({"bench": "bind_shared_exec_buckets_1_5_warm", "pkg": pkg,
                     "ms": round(warm, 3), "repeat": repeat})
+        import tracemalloc
         pool = base.pool
-        for L in (5, 1, 2, 3, 4):
-            e = execs[L] if L != 5 else base
+        order = [base] + [execs[L] for L in (1, 2, 3, 4)]
+        for e in order:          # warm up
             e.forward(is_train=True)
             e.backward()
+        tracemalloc.start()
+        measured = []
+        for e in order:          # each bucket alone
+            tracemalloc.reset_peak()
+            start, _ = tracemalloc.get_traced_memory()
+            e.forward(is_train=True)
+            e.backward()
+            measured.append(tracemalloc.get_traced_memory()[1] - start)
+        tracemalloc.reset_peak()
+        start, _ = tracemalloc.get_traced_memory()
+        for e in order:          # all five, one after the other
+            e.forward(is_train=True)
+            e.backward()
+        now, peak_all = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
         per = {L: e.plan.memory.pooled_bytes for L, e in execs.items()}
         peak = {L: e.plan.memory.peak_bytes for L, e in execs.items()}
         params = sum(base.arg_dict[n].asnumpy().nbytes for n in names)
-        res.append({"bench": "bucket_memory", "pkg": pkg, "pool_bytes": pool.nbytes,
+        res.append({"bench": "bucket_memory", "pkg": pkg, "param_bytes": params,
+                    "traced_peak_per_bucket_5_1_2_3_4": measured,
+                    "traced_peak_all_five_sequential": peak_all - start,
+                    "traced_retained_after": now - start,
+                    "plan_peak_live_per_bucket": peak, "pool_bytes": pool.nbytes,
                     "largest_bucket_pooled": max(per.values()),
-                    "sum_buckets_pooled": sum(per.values()), "pool_misses": pool.misses,
-                    "peak_live_per_bucket": peak, "param_bytes": params})
+                    "sum_buckets_pooled": sum(per.values()), "pool_misses": pool.misses})
     return res
 
 

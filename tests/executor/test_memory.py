@@ -245,3 +245,49 @@ def test_shared_buffer_alone_also_shares_the_pool():
     c = _bucket(2).simple_bind(mx.cpu(), data=(B, 2, H), h0=(B, H))
     assert a.pool is b.pool and c.pool is not a.pool
     assert a.pool.nbytes == a.plan.memory.pooled_bytes
+
+
+def _real_bucket(L):
+    """The same recurrence from production operators only (no pooled kernels)."""
+    data = mx.sym.var("data")
+    xs = mx.sym.SliceChannel(data, num_outputs=L, axis=1, squeeze_axis=True, name="slice")
+    h = mx.sym.var("h0")
+    w = mx.sym.var("W")
+    for t in range(L):
+        x_t = xs[t] if L > 1 else xs
+        z = mx.sym.FullyConnected(x_t, weight=w, num_hidden=H, no_bias=True, name=f"i2h{t}")
+        h = mx.sym.Activation(z + h, act_type="tanh")
+    return mx.sym.MakeLoss(mx.sym.sum(h), name="loss")
+
+
+def test_buckets_run_in_the_memory_of_the_largest_bucket():
+    """Measured with tracemalloc: executors keep no intermediate between runs, so running
+    all five buckets (shared parameters) peaks where running the largest one alone does."""
+    import tracemalloc
+    params = ["W", "h0"]
+    buf = {}
+    largest = _real_bucket(5).simple_bind(mx.cpu(), shared_buffer=buf, data=(B, 5, H),
+                                          h0=(B, H))
+    execs = [largest] + [
+        _real_bucket(L).simple_bind(mx.cpu(), shared_exec=largest, shared_buffer=buf,
+                                    shared_arg_names=params, data=(B, L, H), h0=(B, H))
+        for L in (1, 2, 3, 4)]
+    for e in execs:   # warm up (lazy per-executor tables)
+        e.forward(is_train=True)
+        e.backward()
+    tracemalloc.start()
+    try:
+        largest.forward(is_train=True)
+        largest.backward()
+        _, peak_largest = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        base, _ = tracemalloc.get_traced_memory()
+        for e in execs:
+            e.forward(is_train=True)
+            e.backward()
+        now, peak_all = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak_all <= peak_largest * 1.1 + 64 * 1024
+    assert now - base <= 64 * 1024      # nothing intermediate is retained between runs
+    assert all(all(v is None for v in e._env) for e in execs)
