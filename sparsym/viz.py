@@ -77,6 +77,8 @@ def _annotate_from_plan(graph, plan) -> _Annotated:
     modes = [None] * len(graph.nodes)
     for k, n in enumerate(graph.nodes):
         pn = p_nodes.get(n.name)
+        if pn is None and k < len(pg.nodes) and pg.nodes[k].op is n.op:
+            pn = pg.nodes[k]  # cached plan of a same-structure symbol (other generated names)
         if pn is None:
             raise MXNetError(f"viz: node {n.name!r} is not part of the executor's plan; pass "
                              "the symbol the executor was bound from")
@@ -84,7 +86,7 @@ def _annotate_from_plan(graph, plan) -> _Annotated:
             pe = pg.eid(pn, i)
             shapes[e], stypes[e] = plan.shapes[pe], plan.stypes[pe]
         if n.op is not None:
-            modes[k] = step_mode.get(n.name)
+            modes[k] = step_mode.get(pn.name)
     return _Annotated(graph, shapes, stypes, modes)
 
 
