@@ -213,6 +213,8 @@ class Module(BaseModule):
              force_rebind=False, shared_module=None, grad_req="write"):
         """Allocate executors for the given input shapes (list of (name, shape) / DataDesc)."""
         if force_rebind:
+            if self.binded and self.params_initialized and self._params_dirty:
+                self._sync_params_from_devices()  # keep trained values across the rebind
             self._reset_bind()
         if self.binded:
             self.logger.warning("Already bound, ignoring bind()")

@@ -285,3 +285,16 @@ def test_install_monitor_collects_stats(caplog):
     with caplog.at_level(logging.INFO, logger="sparsym"):
         mon.toc_print()
     assert "fc1_output" in caplog.text
+
+
+def test_force_rebind_keeps_trained_parameters():
+    x, y = toy(8)
+    mod = bound()
+    mod.init_optimizer(optimizer_params={"learning_rate": 1.0})
+    mod.forward_backward(batch(x, y))
+    mod.update()
+    w = mod._exec_group.param_arrays[0][0].asnumpy().copy()
+    mod.bind(data_shapes=[("data", (4, 5))], label_shapes=[("softmax_label", (4,))],
+             force_rebind=True)
+    np.testing.assert_array_equal(mod.get_params()[0]["fc1_weight"].asnumpy(), w)
+    np.testing.assert_array_equal(mod._exec_group.param_arrays[0][0].asnumpy(), w)

@@ -134,3 +134,17 @@ def test_executor_group_directly():
                                       shared_group=group)
     assert other.param_arrays[0][1] is group.param_arrays[0][1]
     assert other.shared_data_arrays is group.shared_data_arrays
+
+
+def test_fit_with_kvstore_and_sparse_row_id_fn():
+    x, y = data()
+    results = []
+    for kv in (None, mx.kv.create("local")):
+        it = mx.io.NDArrayIter(x, {"label": y}, batch_size=16, last_batch_handle="discard")
+        mod = mx.mod.Module(linear(), label_names=["label"])
+        mod.fit(it, num_epoch=2, kvstore=kv, optimizer="adam", eval_metric="mse",
+                initializer=mx.init.Constant(0.1),
+                sparse_row_id_fn=row_ids if kv is not None else None)
+        results.append(mod.get_params()[0])
+    for k, v in results[0].items():
+        np.testing.assert_allclose(results[1][k].asnumpy(), v.asnumpy(), rtol=1e-5, atol=1e-6)
