@@ -104,6 +104,7 @@ class Executor:
         self._state = None  # None | 'infer' (forward only) | 'train' (backward can run)
         self._last_is_train = False
         self._names = None
+        self._out_names = None
 
     # ------------------------------------------------------------------ arrays and dicts
     # the dicts are cached (MXNet does too) and rebuilt when a list is replaced
@@ -176,7 +177,14 @@ class Executor:
     @property
     def output_dict(self):
         """{output name (``<node>_output``): NDArray}."""
-        return self._dict(3, self._plan.output_names)
+        return self._dict(3, self.output_names)
+
+    @property
+    def output_names(self):
+        """Output names of this executor's symbol (``<node>_output``)."""
+        if self._out_names is None:
+            self._out_names = self._symbol.list_outputs()
+        return self._out_names
 
     @property
     def plan(self):
@@ -269,7 +277,7 @@ class Executor:
         elif isinstance(out_grads, NDArray):
             out_grads = [out_grads]
         elif isinstance(out_grads, dict):
-            out_grads = [out_grads.get(k) for k in plan.output_names]
+            out_grads = [out_grads.get(k) for k in self.output_names]
         for g in out_grads:
             if g is not None and not isinstance(g, NDArray):
                 raise TypeError("inputs must be NDArray")
@@ -280,12 +288,12 @@ class Executor:
             if i >= len(out_grads) or out_grads[i] is None:
                 raise MXNetError(
                     "Because the last operator is not Loss function, head_gradient is required "
-                    f"when calling backward (output {plan.output_names[i]}). If you are "
+                    f"when calling backward (output {self.output_names[i]}). If you are "
                     "attempting to minimize the output as an objective, please modify your "
                     "network and pass it through the make_loss symbol.")
             g = out_grads[i]._raw
             if tuple(g.shape) != tuple(plan.shapes[e]):
-                raise ShapeError(f"backward: head gradient {i} ({plan.output_names[i]}) has "
+                raise ShapeError(f"backward: head gradient {i} ({self.output_names[i]}) has "
                                  f"shape {tuple(g.shape)}, expected {tuple(plan.shapes[e])}")
             heads.append((e, g))
         if self._state != "train":

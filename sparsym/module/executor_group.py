@@ -211,7 +211,7 @@ class DataParallelExecutorGroup:
     def get_output_shapes(self):
         shapes = []
         exe = self.execs[0]
-        for name, out in zip(exe.plan.output_names, exe.outputs):
+        for name, out in zip(self.symbol.list_outputs(), exe.outputs):
             shape = list(out.shape)
             if shape:
                 shape[0] = self.batch_size

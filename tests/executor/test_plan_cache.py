@@ -108,6 +108,8 @@ def test_messages_use_the_binding_symbols_names():
     assert f"{second.name}_output" in seen
     assert all(not n.startswith(first.name + "_") for n in seen)
     assert f"Name={second.name}\n" in e2.debug_str()
+    assert list(e2.output_dict) == [f"{second.name}_output"] == second.list_outputs()
+    assert list(e1.output_dict) == [f"{first.name}_output"]
     assert second.name in [r.node for r in e2.storage_report().rows]
 
 
