@@ -55,9 +55,8 @@ def make_fm_data(num_rows, num_features, num_fields, rank, seed):
 def write_libsvm(path, cols, labels):
     """One ``label idx:1 ...`` line per row, indices sorted (LibSVMIter expects that)."""
     cols = np.sort(cols, axis=1)
-    with open(path, "w") as f:
-        for y, row in zip(labels, cols):
-            f.write(f"{y} " + " ".join(f"{c}:1" for c in row) + "\n")
+    fmt = "%d " + " ".join(["%d:1"] * cols.shape[1])
+    np.savetxt(path, np.column_stack([labels, cols]), fmt=fmt)
 
 
 def auc(labels, scores):
