@@ -13,9 +13,11 @@ from .ndarray.ndarray import NDArray, wrap
 from .random import rng
 
 __all__ = ["default_context", "set_default_context", "rand_shape_2d", "rand_shape_3d",
-           "rand_shape_nd", "rand_ndarray", "rand_sparse_ndarray", "create_sparse_array",
-           "create_sparse_array_zd", "assert_almost_equal", "almost_equal", "same", "same_array",
-           "environment", "assert_exception", "check_numeric_gradient",
+           "rand_shape_nd", "rand_coord_2d", "rand_ndarray", "rand_sparse_ndarray",
+           "create_sparse_array", "create_sparse_array_zd", "shuffle_csr_column_indices",
+           "random_arrays", "random_sample", "assert_almost_equal", "almost_equal", "same",
+           "same_array", "assign_each", "assign_each2", "environment", "assert_exception",
+           "discard_stderr", "compare_optimizer", "check_numeric_gradient",
            "check_symbolic_forward", "check_symbolic_backward", "np_reduce"]
 
 _default_ctx = [None]
@@ -42,6 +44,37 @@ def rand_shape_3d(dim0=10, dim1=10, dim2=10):
 def rand_shape_nd(num_dim, dim=10, allow_zero_size=False):
     low = 0 if allow_zero_size else 1
     return tuple(int(x) for x in rng().integers(low, dim + 1, size=num_dim))
+
+
+def rand_coord_2d(x_low, x_high, y_low, y_high):
+    """A random (x, y) with x in [x_low, x_high), y in [y_low, y_high)."""
+    return int(rng().integers(x_low, x_high)), int(rng().integers(y_low, y_high))
+
+
+def random_arrays(*shapes):
+    """Standard-normal float32 numpy arrays (a float for shape ()); one or a list."""
+    arrays = [np.array(rng().standard_normal(), dtype=np.float32) if len(s) == 0 else
+              rng().standard_normal(s).astype(np.float32) for s in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_sample(population, k):
+    """k distinct items of ``population`` in random order."""
+    population = list(population)
+    return [population[i] for i in rng().permutation(len(population))[:k]]
+
+
+def shuffle_csr_column_indices(csr):
+    """Shuffle the column indices (and values) within each row of a CSRNDArray, in place."""
+    raw = csr._raw
+    ip = raw.indptr
+    for i in range(raw.shape[0]):
+        a, b = int(ip[i]), int(ip[i + 1])
+        if b - a > 1:
+            perm = rng().permutation(b - a) + a
+            raw.indices[a:b] = raw.indices[perm]
+            raw.data[a:b] = raw.data[perm]
+    return csr
 
 
 def _powerlaw_csr(shape, density, dtype):
@@ -121,9 +154,17 @@ def rand_sparse_ndarray(shape, stype, density=None, dtype=None, distribution=Non
 
 def rand_ndarray(shape, stype="default", density=None, dtype=None, modifier_func=None,
                  shuffle_csr_indices=False, distribution=None, ctx=None):
-    """A random array of any storage type (dense values from U(0, 1))."""
+    """A random array of any storage type.
+
+    Dense values are standard normal (MXNet's ``random_arrays``); sparse ones come from
+    :func:`rand_sparse_ndarray` (density, distribution 'uniform'|'powerlaw',
+    shuffle_csr_indices for unsorted columns, modifier_func applied to stored values).
+    """
     if stype == "default":
-        return wrap(rng().uniform(0, 1, size=shape).astype(np.dtype(dtype or np.float32)), ctx)
+        arr = rng().standard_normal(size=shape).astype(np.dtype(dtype or np.float32))
+        if modifier_func is not None:
+            arr = np.vectorize(modifier_func)(arr).astype(arr.dtype)
+        return wrap(arr, ctx)
     return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
                                modifier_func=modifier_func,
                                shuffle_csr_indices=shuffle_csr_indices,
@@ -198,6 +239,20 @@ def same(a, b):
     return np.array_equal(_as_np(a), _as_np(b))
 
 
+def assign_each(the_input, function):
+    """Apply ``function`` to every element of a numpy array (a new array)."""
+    if function is None:
+        return np.array(the_input)
+    return np.vectorize(function)(the_input)
+
+
+def assign_each2(input1, input2, function):
+    """Apply ``function`` elementwise to two numpy arrays of one shape (a new array)."""
+    if function is None:
+        return np.array(input1)
+    return np.vectorize(function)(input1, input2)
+
+
 def same_array(array1, array2):
     """True when the two NDArrays share their memory."""
     r1, r2 = array1._raw, array2._raw
@@ -229,6 +284,60 @@ def environment(*args):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+@contextlib.contextmanager
+def discard_stderr():
+    """Silence writes to file descriptor 2 (C-level logging) inside the block."""
+    import sys
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def compare_optimizer(opt1, opt2, shape, dtype, w_stype="default", g_stype="default",
+                      rtol=1e-4, atol=1e-5, compare_states=True, ntensors=1):
+    """Run one update of two optimizers on the same random weight/gradient and compare
+    the weights (and states); MXNet's helper for optimizer tests."""
+    from .ndarray import array
+    shapes = shape if ntensors > 1 else [shape]
+    for i, shp in enumerate(shapes):
+        if w_stype == "default":
+            w2 = array(rng().uniform(-1, 1, shp).astype(np.dtype(dtype)))
+        else:
+            w2 = rand_ndarray(shp, w_stype, density=1, dtype=dtype)
+        w1 = w2.copy()
+        if g_stype == "default":
+            g2 = array(rng().uniform(-1, 1, shp).astype(np.dtype(dtype)))
+        else:
+            g2 = rand_ndarray(shp, g_stype, dtype=dtype)
+        g1 = g2.copy()
+        s1 = opt1.create_state_multi_precision(i, w1)
+        s2 = opt2.create_state_multi_precision(i, w2)
+        if compare_states:
+            _compare_states(s1, s2, rtol, atol)
+        opt1.update_multi_precision(i, w1, g1, s1)
+        opt2.update_multi_precision(i, w2, g2, s2)
+        if compare_states:
+            _compare_states(s1, s2, rtol, atol)
+        assert_almost_equal(w1, w2, rtol=rtol, atol=atol, names=("opt1_weight", "opt2_weight"))
+
+
+def _compare_states(s1, s2, rtol, atol):
+    if s1 is None or s2 is None:
+        return
+    if isinstance(s1, (tuple, list)):
+        for a, b in zip(s1, s2):
+            _compare_states(a, b, rtol, atol)
+        return
+    assert_almost_equal(s1, s2, rtol=rtol, atol=atol, names=("opt1_state", "opt2_state"))
 
 
 def assert_exception(f, exception_type, *args, **kwargs):

@@ -24,6 +24,16 @@ def _check_shapes(op, attrs, raws):
         rules.raise_conflict(c, op.name, op.name, op.input_names(attrs), op.out_names(attrs))
 
 
+def _check_types(op, attrs, raws):
+    """MXNet's type inference on the inputs: a dtype conflict names the op and the input."""
+    ins = [np.dtype(r.dtype) for r in raws]
+    outs = [None] * op.n_outputs(attrs)
+    try:
+        op.infer_type(attrs, list(ins), outs)
+    except rules.Conflict as c:
+        rules.raise_conflict(c, op.name, op.name, op.input_names(attrs), op.out_names(attrs))
+
+
 def invoke(name, inputs, kwargs, out=None):
     """Run operator ``name`` on NDArrays now; returns the list of output NDArrays."""
     op = get_op(name)
@@ -35,8 +45,13 @@ def invoke_op(op, attrs, inputs, out=None):
     raws = [x._raw for x in inputs]
     ctx = inputs[0]._ctx if inputs else None
     _check_shapes(op, attrs, raws)
+    _check_types(op, attrs, raws)
     in_stypes = tuple(st.stype_of(r) for r in raws)
     row, out_stypes, mode = resolve_dispatch(op, attrs, in_stypes)
+    outs = _as_list(out) if out is not None else None
+    if outs and inputs and outs[0] is inputs[0] and getattr(row.kernel, "weight_inplace", False):
+        # optimizer updates with out=weight: the kernel updates the weight where it lies
+        attrs = type(attrs)(attrs, __inplace__=True)
     if mode == "fallback":
         want = tuple(o.stype for o in _as_list(out)) if out is not None else out_stypes
         report_fallback(op.name, attrs.to_strings(), in_stypes, want)
@@ -48,10 +63,12 @@ def invoke_op(op, attrs, inputs, out=None):
     except (rules.Conflict,) as c:
         rules.raise_conflict(c, op.name, op.name, op.input_names(attrs), op.out_names(attrs))
     results = tuple(results)[:op.n_visible(attrs)]
-    if out is not None:
-        outs = _as_list(out)
+    if mode == "fallback":
+        results = tuple(st.cast_raw(r, s) for r, s in zip(results, out_stypes))
+    if outs is not None:
         for o, r in zip(outs, results):
-            o._assign(r)
+            if r is not o._raw:
+                o._assign(r)
         return outs
     return [wrap(r, ctx) for r in results]
 

@@ -12,8 +12,6 @@ elemwise_broadcast.py; they share the helpers defined here.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import storage as st
@@ -165,9 +163,20 @@ def unary(name, fn, dfn=None, keeps_zero=True, grad_keeps=False, aliases=(), doc
                              "sparse inputs give a dense result.")))
 
 
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-_gamma = np.vectorize(math.gamma, otypes=[np.float64])
-_lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+def _erf(x):
+    from scipy.special import erf
+    return erf(x)
+
+
+def _gamma(x):
+    from scipy.special import gamma  # poles give inf/nan (math.gamma raises)
+    return gamma(x)
+
+
+def _lgamma(x):
+    from scipy.special import gammaln
+    return gammaln(x)
+
 
 
 def _sigmoid(x):

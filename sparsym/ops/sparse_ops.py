@@ -232,8 +232,8 @@ def _int64_type(attrs, ins, outs):
 
 register(OpDef(
     "_contrib_getnnz", params=Params(axis=Field("int_or_none", None, doc="None, 0 or 1")),
-    dispatch=(Dispatch((C,), (D,), _getnnz), Dispatch((R,), (D,), _getnnz),
-              Dispatch((D,), (D,), _getnnz)),
+    dispatch=(Dispatch((D,), (D,), _getnnz), Dispatch((C,), (D,), _getnnz),
+              Dispatch((R,), (D,), _getnnz)),
     infer_shape=_getnnz_shape, infer_type=_int64_type, gradient=None,
     doc="""Number of stored values (int64): in total, per column (axis 0) or per row (axis 1).
 

@@ -1,0 +1,219 @@
+"""Input builders for the registry-driven sweep (tests/ops/test_op_sweep.py).
+
+Most ops are derived generically: every input gets shape (4, 6) (2-D so csr applies), the
+op's default parameters, and the row's stypes. An op whose rows need other shapes,
+parameters or input values gets an entry in ``OVERRIDES``: a function returning candidate
+``Case`` objects; the sweep runs every candidate whose ``when`` guard matches the row.
+An op with a required parameter and no entry here fails the sweep (so it stays honest).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+D, R, C = "default", "row_sparse", "csr"
+S2 = (4, 6)
+
+
+@dataclass
+class Case:
+    """Parameters, per-input shapes, and optional fixed dense values for some inputs."""
+
+    params: dict
+    shapes: tuple
+    values: dict = field(default_factory=dict)     # input index -> dense numpy value
+    zeros: tuple = ()                              # inputs that start as zeros (states)
+    full: tuple = ()                               # inputs with no zero value (divisors)
+    positive: bool = False                         # draw values > 0 (logs, powers)
+    ref: object = None                             # reference(attrs, dense inputs) override
+
+
+def same(n, **params):
+    return [Case(params, (S2,) * n)]
+
+
+def _dot_cases(op, nin):
+    out = []
+    for ta, tb, fs in itertools.product((False, True), (False, True), (None, D, R, C)):
+        sa = (6, 4) if ta else (4, 6)
+        sb = (5, 6) if tb else (6, 5)
+        p = {"transpose_a": ta, "transpose_b": tb}
+        if fs:
+            p["forward_stype"] = fs
+        out.append(Case(p, (sa, sb)))
+    return out
+
+
+def _bcast_shapes():
+    return [((4, 6), (1, 6)), ((4, 6), (4, 6)), ((1, 6), (4, 6)), ((4, 6), (4, 1)),
+            ((4, 6), (6,))]
+
+
+def _bcast_cases(op, nin):
+    full = (1,) if op.name == "broadcast_div" else ()
+    return [Case({}, s, full=full) for s in _bcast_shapes()]
+
+
+def _bwd_bcast_cases(op, nin):
+    return [Case({"fn": fn}, ((4, 6),) + s, positive=True) for fn in
+            ("add", "sub", "mul", "div", "power", "maximum", "minimum", "hypot")
+            for s in _bcast_shapes()[:2]]
+
+
+def _retain_cases(op, nin):
+    return [Case({}, (S2, (3,)), values={1: np.array([0, 2, 3], np.float32)})]
+
+
+def _add_n_cases(op, nin):
+    return [Case({"num_args": n}, (S2,) * n) for n in (2, 3, 5)]
+
+
+def _cast_cases(op, nin):
+    return [Case({"stype": s}, (S2,)) for s in (D, R, C)]
+
+
+def _reduce_cases(op, nin):
+    out = []
+    for axis, keep in itertools.product(((1,), (0,), None), (True, False)):
+        out.append(Case({"axis": axis, "keepdims": keep}, (S2,) * nin))
+    return out
+
+
+def _getnnz_ref(attrs, xs, raws):
+    mask = stored_mask(raws[0])
+    ax = attrs["axis"]
+    return np.asarray(mask.sum() if ax is None else mask.sum(axis=ax % 2)).reshape(-1)
+
+
+def _getnnz_cases(op, nin):
+    return [Case({"axis": a}, (S2,), ref=_getnnz_ref) for a in (None, 0, 1)]
+
+
+def _quad_cases(op, nin):
+    return [Case({"a": 1.0, "b": 2.0, "c": c}, (S2,) * nin) for c in (0.0, 1.0)]
+
+
+def _scalar_cases(op, nin):
+    # x / 0 on stored values only differs from the dense 0 / 0 at structural zeros
+    scalars = (2.0, -1.0) if op.name == "_div_scalar" else (2.0, 0.0, -1.0)
+    return [Case({"scalar": s}, (S2,) * nin, positive=True) for s in scalars]
+
+
+def _bwd_scalar_cases(op, nin):
+    return [Case({"fn": fn, "scalar": 2.0}, (S2, S2), positive=True)
+            for fn in ("rdiv", "pow", "rpow", "max", "min")]
+
+
+def stored_mask(raw):
+    """True where a raw value stores an entry (every position of a dense array)."""
+    from sparsym import storage as st
+    if isinstance(raw, np.ndarray):
+        return np.ones(raw.shape, dtype=bool)
+    mask = np.zeros(raw.shape, dtype=bool)
+    if isinstance(raw, st.CSR):
+        rows = np.repeat(np.arange(raw.shape[0]), np.diff(raw.indptr))
+        mask[rows, raw.indices[:raw.nnz]] = True
+    else:
+        mask[raw.indices] = True
+    return mask
+
+
+def _scatter_ref(fn):
+    """Scatter ops act on the lhs's stored values only: the reference masks by them."""
+    def ref(attrs, xs, raws):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            full = np.asarray(fn(attrs, xs))
+        return np.where(stored_mask(raws[0]), full, 0).astype(xs[0].dtype)
+    return ref
+
+
+def _scatter_scalar_cases(op, nin):
+    sign = 1.0 if "plus" in op.name else -1.0
+    ref = _scatter_ref(lambda a, xs: xs[0] + sign * a["scalar"])
+    return [Case({"scalar": 2.0}, (S2,), ref=ref)]
+
+
+def _scatter_div_cases(op, nin):
+    ref = _scatter_ref(lambda a, xs: xs[0] / xs[1])
+    return [Case({}, (S2, S2), positive=True, ref=ref)]
+
+
+def _opt(nstates, **params):
+    def cases(op, nin):
+        p = dict({"lr": 0.1}, **params)
+        return [Case(dict(p, lazy_update=lz) if "lazy_update" in op.params.fields else p,
+                      (S2,) * nin, zeros=tuple(range(2, nin)))
+                for lz in ((True, False) if "lazy_update" in op.params.fields else (True,))]
+    return cases
+
+
+def _ftrl_cases(op, nin):
+    # a zero weight: FTRL's dense update recomputes w from z (0 for untouched rows)
+    return [Case({"lr": 0.1}, (S2,) * 4, zeros=(0, 2, 3))]
+
+
+def _ftml_cases(op, nin):
+    return [Case({"lr": 0.1, "t": 1}, (S2,) * 5, zeros=(2, 3, 4))]
+
+
+OVERRIDES = {
+    "dot": _dot_cases,
+    "batch_dot": lambda op, nin: [Case({"transpose_a": ta, "transpose_b": tb},
+                                       ((2, 4, 3) if not ta else (2, 3, 4),
+                                        (2, 3, 5) if not tb else (2, 5, 3)))
+                                  for ta in (False, True) for tb in (False, True)],
+    "_backward_broadcast_binary": _bwd_bcast_cases,
+    "_sparse_retain": _retain_cases,
+    "_backward_sparse_retain": _retain_cases,
+    "add_n": _add_n_cases,
+    "cast_storage": _cast_cases,
+    "_square_sum": _reduce_cases,
+    "_backward_square_sum": lambda op, nin: [Case(c.params, (((4, 1) if c.params["keepdims"]
+                                                              and c.params["axis"] == (1,)
+                                                              else _red_shape(c.params)), S2))
+                                             for c in _reduce_cases(op, 1)],
+    "_contrib_getnnz": _getnnz_cases,
+    "_contrib_quadratic": _quad_cases,
+    "_contrib_backward_quadratic": _quad_cases,
+    "_backward_scalar": _bwd_scalar_cases,
+    "_scatter_plus_scalar": _scatter_scalar_cases,
+    "_scatter_minus_scalar": _scatter_scalar_cases,
+    "_scatter_elemwise_div": _scatter_div_cases,
+    "sgd_update": _opt(0), "sgd_mom_update": _opt(1, momentum=0.9), "adam_update": _opt(2),
+    "_sparse_adagrad_update": _opt(1), "nag_mom_update": _opt(1, momentum=0.9),
+    "rmsprop_update": _opt(1), "rmspropalex_update": _opt(3), "signsgd_update": _opt(0),
+    "signum_update": _opt(1, momentum=0.9), "ftrl_update": _ftrl_cases,
+    "ftml_update": _ftml_cases,
+}
+for _n in ("_plus_scalar", "_minus_scalar", "_rminus_scalar", "_mul_scalar", "_div_scalar",
+           "_rdiv_scalar", "_power_scalar", "_rpower_scalar", "_maximum_scalar",
+           "_minimum_scalar", "_mod_scalar", "_rmod_scalar", "_equal_scalar",
+           "_not_equal_scalar", "_greater_scalar", "_greater_equal_scalar", "_lesser_scalar",
+           "_lesser_equal_scalar"):
+    OVERRIDES[_n] = _scalar_cases
+for _n in ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div",
+           "broadcast_power", "broadcast_maximum", "broadcast_minimum", "broadcast_hypot",
+           "broadcast_mod", "broadcast_equal", "broadcast_not_equal", "broadcast_greater",
+           "broadcast_greater_equal", "broadcast_lesser", "broadcast_lesser_equal",
+           "broadcast_logical_and", "broadcast_logical_or", "broadcast_logical_xor"):
+    OVERRIDES[_n] = _bcast_cases
+
+
+def _red_shape(p):
+    axis, keep = p["axis"], p["keepdims"]
+    axes = (0, 1) if axis is None else axis
+    if keep:
+        return tuple(1 if i in axes else d for i, d in enumerate(S2))
+    rest = tuple(d for i, d in enumerate(S2) if i not in axes)
+    return rest or (1,)
+
+
+def cases_for(op, nin):
+    """Candidate cases for ``op`` with ``nin`` inputs, or None when it needs a builder."""
+    if op.name in OVERRIDES:
+        return OVERRIDES[op.name](op, nin)
+    if any(f.required for f in op.params.fields.values()):
+        return None
+    return same(nin)
