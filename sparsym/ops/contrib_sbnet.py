@@ -590,7 +590,7 @@ register(OpDef(
     >>> y = mx.nd.contrib.SparseBlockConvolution(x, m, w, kernel=(3, 3), num_filter=3,
     ...                                         pad=(1, 1), no_bias=True)
     >>> y.asnumpy()[0, 0, :2, :2]
-    array([[8., 12.],
+    array([[ 8., 12.],
            [12., 18.]], dtype=float32)
     """))
 register(OpDef(
@@ -652,10 +652,18 @@ def _res_bwd_shape(a, ins, outs):
     return ins, outs
 
 
+def _res_kernel(a, xs, out=None):
+    """Out-capable: y goes to the executor's buffer, which may be data's (in place)."""
+    return (fused.res_forward(a, xs, out),)
+
+
+_res_kernel.writes_out = True
+_RES_INPLACE = {"inplace": ((0, 0),)} if _INPLACE else {}
+
 register(OpDef(
     "_contrib_SparseBottleneck", inputs=("data", "mask") + _RES_PARAMS + _RES_AUX,
     aux=_RES_AUX, mutates=tuple(range(11, 17)), needs_is_train=True, params=_RES,
-    dispatch=(Dispatch(("...",), (D,), lambda a, xs: (fused.res_forward(a, xs),)),),
+    **_RES_INPLACE, dispatch=(Dispatch(("...",), (D,), _res_kernel),),
     infer_shape=_res_shape, infer_type=_data_type, gradient=_res_grad,
     doc="""Sparse pre-activation bottleneck residual block (SBNet's sparse_res_block_bottleneck).
 
@@ -664,6 +672,10 @@ register(OpDef(
     computed only on the output tiles whose 3x3 receptive field holds a mask value > tol:
     one gather of each tile's (bo+2)^2 window, the three BN-ReLU-convs inside it (VALID
     3x3, zero outside the image as the dense padding), one scatter-add onto data.
+
+    The output may take data's buffer (``OpDef.inplace``): in a graph where nothing reads
+    data afterwards (inference chains of blocks), the residual update is written in
+    place, SBNet's ``use_var`` without its training restriction.
 
     Training-mode batch statistics are pixel-exact: BN1/BN2 over every pixel feeding an
     active output (each once), BN3 over the active outputs; an all-ones mask gives the

@@ -93,20 +93,27 @@ def executor(sym, arrays, grad_req="write", aux=None):
 
 
 def numeric_grads(sym, arrays, head, wrt, aux=None, eps=1e-6, is_train=False):
-    """d<sym(arrays), head>/d arrays[name] by central differences, for names in wrt."""
+    """d<sym(arrays), head>/d arrays[name] by central differences, for names in wrt.
+
+    One executor is reused; training-mode forwards update moving statistics, which do not
+    change training-mode outputs.
+    """
+    exe = executor(sym, arrays, "null", None if aux is None else
+                   {k: v.copy() for k, v in aux.items()})
     out = {}
     for name in wrt:
+        arr = exe.arg_dict[name]
         base = arrays[name]
         g = np.zeros_like(base)
         for i in np.ndindex(base.shape):
             vals = []
             for sgn in (1, -1):
-                arr = {k: v.copy() for k, v in arrays.items()}
-                arr[name][i] += sgn * eps
-                exe = executor(sym, arr, "null", None if aux is None else
-                               {k: v.copy() for k, v in aux.items()})
+                pert = base.copy()
+                pert[i] += sgn * eps
+                arr[:] = pert
                 y = exe.forward(is_train=is_train)[0].asnumpy()
                 vals.append((y * head).sum())
             g[i] = (vals[0] - vals[1]) / (2 * eps)
+        arr[:] = base
         out[name] = g
     return out

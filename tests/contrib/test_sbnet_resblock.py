@@ -182,3 +182,41 @@ def test_symbol_interface():
     assert args[1:5] == [(2, 1, 10, 12), (16,), (16,), (4, 16, 1, 1)]
     assert args[7] == (4, 4, 3, 3) and args[10] == (16, 4, 1, 1)
     assert auxs == [(16,), (16,), (4,), (4,), (4,), (4,)]
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_chained_blocks_update_in_place_when_nothing_reads_the_input_later(train):
+    """x -> block1 -> block2: in inference block2 takes block1's output buffer and adds its
+    residual in place (SBNet's use_var); in training backward reads it, so no."""
+    if "inplace" not in getattr(mx.ops.registry.OpDef, "__dataclass_fields__", {}):
+        pytest.skip("executor without in-place memory planning")
+    from sparsym.contrib.sbnet import fused
+    n, h, w, c, k = 1, 20, 24, 4, 2
+    m = mx.sym.var("m")
+    b1 = sbnet.sparse_res_block_bottleneck(mx.sym.var("x"), m, k, name="b1", bsize=(6, 6))
+    b2 = sbnet.sparse_res_block_bottleneck(b1, m, k, name="b2", bsize=(6, 6))
+    net = b2 * 1.0
+    mask = np.zeros((n, 1, h, w), np.float32)
+    mask[0, 0, 3:9, 5:15] = 1
+    exe = net.simple_bind(mx.cpu(), grad_req="write" if train else "null", x=(n, c, h, w),
+                          m=mask.shape, type_dict={"x": np.float64})
+    for name, arr in exe.arg_dict.items():
+        arr[:] = mask if name == "m" else RNG.standard_normal(arr.shape) * 0.5 + (
+            1.0 if name.endswith("gamma") else 0.0)
+    for name, arr in exe.aux_dict.items():
+        arr[:] = 1.0 if name.endswith("var") else 0.0
+    before = dict(fused.stats)
+    y = exe.forward(is_train=train)[0].asnumpy()
+    assert (fused.stats["res_inplace"] - before["res_inplace"]) == (0 if train else 1)
+    # the reference: each block on its own through the imperative front end
+    args = {n_: a for n_, a in exe.arg_dict.items()}
+    aux = {n_: a for n_, a in exe.aux_dict.items()}
+    h1 = args["x"]
+    for b in ("b1", "b2"):
+        h1 = mx.nd.contrib.SparseBottleneck(
+            h1, args["m"], *[args[f"{b}_{p}"] for p in PARAMS], *[aux[f"{b}_{a}"] for a in AUX],
+            num_filter=k, bsize=(6, 6))
+    if not train:
+        np.testing.assert_allclose(y, h1.asnumpy(), rtol=1e-12, atol=1e-12)
+    # the bound input is never modified
+    assert exe.arg_dict["x"].asnumpy().std() > 0.3

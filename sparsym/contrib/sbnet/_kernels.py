@@ -14,9 +14,10 @@ Two layouts:
 P counts tiles t0..t1-1 times bo_h*bo_w (row r = (t-t0)*bo_h*bo_w + a*bo_w + b), including
 positions past the output edge of partial border tiles (computed, never stored).
 
-All loops are serial on purpose: they sit between BLAS GEMMs whose worker threads keep
-spinning, and a numba parallel region started right after a GEMM stalls on a 2-core box
-(see sparsym/kernels/block_sparse.py).  Nothing here allocates; callers own every buffer.
+All loops are serial and ``nogil``: callers run independent chunks of tiles on worker
+threads with single-threaded BLAS (see _parallel.py); a numba parallel region started
+right after a GEMM stalls on a 2-core box (sparsym/kernels/block_sparse.py).  Nothing
+here allocates except output_mask's row buffer; callers own every buffer.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from numba import njit
 # --------------------------------------------------------------------------- masks
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def output_mask(mask, tol, kh, kw, sh, sw, ph, pw, oh, ow, out):
     """out[n,oy,ox] = 1 if any mask pixel in the receptive field of (oy,ox) is > tol."""
     n_img, h, w = mask.shape
@@ -53,7 +54,7 @@ def output_mask(mask, tol, kh, kw, sh, sw, ph, pw, oh, ow, out):
                 out[n, oy, ox] = hit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def active_tiles(mo, boh, bow, flags):
     """flags[n,i,j] = any(mo over tile (i,j)); returns the number of active tiles."""
     n_img, oh, ow = mo.shape
@@ -75,7 +76,7 @@ def active_tiles(mo, boh, bow, flags):
     return cnt
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def zero_inactive_cl(y, mo):
     """y (N,OH,OW,F): zero every output pixel whose mask is 0."""
     n_img, oh, ow = mo.shape
@@ -88,7 +89,7 @@ def zero_inactive_cl(y, mo):
                         y[n, a, b, k] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def zero_inactive_cf(y, mo):
     """y (N,F,OH,OW): zero every output pixel whose mask is 0."""
     n_img, oh, ow = mo.shape
@@ -102,7 +103,7 @@ def zero_inactive_cf(y, mo):
 
 
 # --------------------------------------------------------------------------- channel-last
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def im2col_cl(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
     """cols[r, (i*kw + j)*C + c] = x[n, oy*sh - ph + i, ox*sw - pw + j, c] (0 outside)."""
     n_img, h, w, c = x.shape
@@ -135,7 +136,7 @@ def im2col_cl(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
                         cols[r, base + q] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def col2im_add_cl(dcols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, ow):
     """Adjoint of im2col_cl restricted to real outputs: dx[...] += dcols[r, ...]."""
     n_img, h, w, c = dx.shape
@@ -162,7 +163,7 @@ def col2im_add_cl(dcols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, 
                             dx[n, iy, ix0 + j, k] += dcols[r, base + j * c + k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scatter_out_cl(out, idx, t0, t1, y, boh, bow, bias, mo, add):
     """y[n,oy,ox,:] (=|+=) (out[r,:] + bias) for real outputs with mo[n,oy,ox] != 0."""
     n_img, oh, ow, f = y.shape
@@ -187,7 +188,7 @@ def scatter_out_cl(out, idx, t0, t1, y, boh, bow, bias, mo, add):
                         y[n, oy0 + a, ox0 + b, k] = v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gather_out_cl(dy, idx, t0, t1, g, boh, bow, mo):
     """g[r,:] = dy[n,oy,ox,:] where mo != 0, else 0 (also past the output edge)."""
     n_img, oh, ow, f = dy.shape
@@ -209,7 +210,18 @@ def gather_out_cl(dy, idx, t0, t1, g, boh, bow, mo):
 
 
 # --------------------------------------------------------------------------- channel-first
-@njit(cache=True)
+@njit(cache=True, nogil=True, inline="always")
+def _span(x0, sw, off, w, bow):
+    """Tile columns b in [lo, hi) with 0 <= (x0 + b)*sw + off < w."""
+    first = x0 * sw + off
+    lo = 0 if first >= 0 else (-first + sw - 1) // sw
+    last = w - 1 - first
+    hi = -1 if last < 0 else last // sw
+    hi = min(hi + 1, bow)
+    return min(lo, bow), max(hi, min(lo, bow))
+
+
+@njit(cache=True, nogil=True)
 def im2col_cf(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
     """cols[(c*kh + i)*kw + j, r] = x[n, c, oy*sh - ph + i, ox*sw - pw + j] (0 outside)."""
     n_img, c, h, w = x.shape
@@ -219,9 +231,11 @@ def im2col_cf(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
         oy0 = idx[t, 1] * boh
         ox0 = idx[t, 2] * bow
         rb = (t - t0) * tile
-        for k in range(c):
-            for i in range(kh):
-                for j in range(kw):
+        for j in range(kw):
+            lo, hi = _span(ox0, sw, j - pw, w, bow)
+            base = ox0 * sw + j - pw
+            for k in range(c):
+                for i in range(kh):
                     row = (k * kh + i) * kw + j
                     for a in range(boh):
                         iy = (oy0 + a) * sh - ph + i
@@ -230,15 +244,19 @@ def im2col_cf(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
                             for b in range(bow):
                                 cols[row, rr + b] = 0
                             continue
-                        for b in range(bow):
-                            ix = (ox0 + b) * sw - pw + j
-                            if 0 <= ix < w:
-                                cols[row, rr + b] = x[n, k, iy, ix]
-                            else:
-                                cols[row, rr + b] = 0
+                        for b in range(lo):
+                            cols[row, rr + b] = 0
+                        if sw == 1:
+                            for b in range(lo, hi):
+                                cols[row, rr + b] = x[n, k, iy, base + b]
+                        else:
+                            for b in range(lo, hi):
+                                cols[row, rr + b] = x[n, k, iy, base + b * sw]
+                        for b in range(hi, bow):
+                            cols[row, rr + b] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def col2im_add_cf(dcols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, ow):
     """Adjoint of im2col_cf restricted to real outputs."""
     n_img, c, h, w = dx.shape
@@ -265,7 +283,7 @@ def col2im_add_cf(dcols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, 
                                 dx[n, k, iy, ix] += dcols[row, rr + b]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scatter_out_cf(out, idx, t0, t1, y, boh, bow, bias, mo, add):
     """y[n,f,oy,ox] (=|+=) out[f,r] + bias[f] for real outputs with mo != 0."""
     n_img, f, oh, ow = y.shape
@@ -290,7 +308,7 @@ def scatter_out_cf(out, idx, t0, t1, y, boh, bow, bias, mo, add):
                             y[n, k, oy0 + a, ox0 + b] = out[k, rr + b] + bk
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gather_out_cf(dy, idx, t0, t1, g, boh, bow, mo):
     """g[f,r] = dy[n,f,oy,ox] where mo != 0, else 0."""
     n_img, f, oh, ow = dy.shape
@@ -310,3 +328,79 @@ def gather_out_cf(dy, idx, t0, t1, g, boh, bow, mo):
                         g[k, rr + b] = dy[n, k, oy, ox]
                     else:
                         g[k, rr + b] = 0
+
+
+@njit(cache=True, nogil=True)
+def im2col_cf_rows(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
+    """Channel-first data, row-per-pixel operand: cols[r, (c*kh + i)*kw + j] (0 outside)."""
+    n_img, c, h, w = x.shape
+    kk = kh * kw
+    for t in range(t0, t1):
+        n = idx[t, 0]
+        oy0 = idx[t, 1] * boh
+        ox0 = idx[t, 2] * bow
+        rb = (t - t0) * boh * bow
+        for a in range(boh):
+            iy0 = (oy0 + a) * sh - ph
+            for b in range(bow):
+                r = rb + a * bow + b
+                ix0 = (ox0 + b) * sw - pw
+                jlo = min(max(-ix0, 0), kw)
+                jhi = max(min(w - ix0, kw), jlo)
+                for k in range(c):
+                    for i in range(kh):
+                        iy = iy0 + i
+                        base = k * kk + i * kw
+                        if iy < 0 or iy >= h:
+                            for j in range(kw):
+                                cols[r, base + j] = 0
+                            continue
+                        for j in range(jlo):
+                            cols[r, base + j] = 0
+                        for j in range(jlo, jhi):
+                            cols[r, base + j] = x[n, k, iy, ix0 + j]
+                        for j in range(jhi, kw):
+                            cols[r, base + j] = 0
+
+
+@njit(cache=True, nogil=True)
+def col2im_add_cf_rows(dcols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, ow):
+    """Adjoint of im2col_cf_rows restricted to real outputs."""
+    n_img, c, h, w = dx.shape
+    kk = kh * kw
+    for t in range(t0, t1):
+        n = idx[t, 0]
+        oy0 = idx[t, 1] * boh
+        ox0 = idx[t, 2] * bow
+        rb = (t - t0) * boh * bow
+        for a in range(min(boh, oh - oy0)):
+            iy0 = (oy0 + a) * sh - ph
+            for b in range(min(bow, ow - ox0)):
+                r = rb + a * bow + b
+                ix0 = (ox0 + b) * sw - pw
+                jlo = min(max(-ix0, 0), kw)
+                jhi = max(min(w - ix0, kw), jlo)
+                for k in range(c):
+                    for i in range(kh):
+                        iy = iy0 + i
+                        if iy < 0 or iy >= h:
+                            continue
+                        base = k * kk + i * kw
+                        for j in range(jlo, jhi):
+                            dx[n, k, iy, ix0 + j] += dcols[r, base + j]
+
+
+# --------------------------------------------------------------------------- bottleneck
+@njit(cache=True, nogil=True)
+def bn_relu(v, scale, shift, rowmask, out):
+    """out[r, c] = max(v[r, c]*scale[c] + shift[c], 0) * rowmask[r] (rowmask may be empty)."""
+    rows, c = v.shape
+    use_mask = rowmask.shape[0] > 0
+    for r in range(rows):
+        if use_mask and rowmask[r] == 0:
+            for k in range(c):
+                out[r, k] = 0
+            continue
+        for k in range(c):
+            z = v[r, k] * scale[k] + shift[k]
+            out[r, k] = z if z > 0 else 0

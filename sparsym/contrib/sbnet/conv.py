@@ -14,15 +14,19 @@ MXNet's Convolution.  Arrays are float32 or float64; inputs are cast to the data
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 import numpy as np
 
 from ...base import ShapeError
+from ...kernels import block_sparse as kbs
 from ...kernels.conv import conv_backward, conv_forward
 from . import _kernels as K
-from .geometry import ConvGeom, tiles_of
+from . import _parallel
+from .geometry import ConvGeom, block_params, tiles_of
 
-# Tiles are processed in chunks whose im2col operand stays in L2 (2 MB per core here).
+# Tiles are processed in chunks whose im2col operand stays in L2 (2 MB per core here);
+# each chunk is one task for the worker threads.
 CHUNK_BYTES = 1 << 21
 _tls = threading.local()
 
@@ -75,10 +79,56 @@ def out_shape(x_shape, n_filter, geom: ConvGeom, layout):
 
 
 # --------------------------------------------------------------------------- sparse path
+def _local_idx(m):
+    """Index rows (t, 0, 0): every gathered window as its own image."""
+    idx = np.zeros((m, 3), dtype=np.int32)
+    idx[:, 0] = np.arange(m, dtype=np.int32)
+    return idx
+
+
+def _cols(x, idx, t0, t1, geom, tile, cl):
+    """Row-per-output-pixel im2col operand [P, kh*kw*C] of tiles t0..t1-1.
+
+    Channel-last data is unfolded in place; channel-first data is first gathered into
+    channel-last windows (measured 1.7x faster than unfolding NCHW directly: the copies
+    of kw*C contiguous values vectorise, kw-long ones do not).
+    """
+    (kh, kw), (sh, sw), (ph, pw) = geom.kernel, geom.stride, geom.pad
+    boh, bow = tile
+    c = x.shape[3] if cl else x.shape[1]
+    p = (t1 - t0) * boh * bow
+    cols = workspace((p, kh * kw * c), x.dtype, 0)
+    if cl:
+        K.im2col_cl(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw)
+        return cols, None
+    bp = block_params(geom, tile)
+    blk = kbs.sparse_gather(x, idx[t0:t1], bp.bsize, bp.bstrides, bp.boffset, False, "NCHW")
+    K.im2col_cl(blk, _local_idx(t1 - t0), 0, t1 - t0, cols, boh, bow, kh, kw, sh, sw, 0, 0)
+    return cols, blk
+
+
+def _fwd_chunk(x, wm, idx, t0, t1, y, bias, mo, geom, tile, cl, add):
+    """im2col -> GEMM -> scatter for tiles t0..t1-1 (tiles never share outputs)."""
+    boh, bow = tile
+    cols, _ = _cols(x, idx, t0, t1, geom, tile, cl)
+    out = np.matmul(cols, wm.T, out=workspace((cols.shape[0], wm.shape[0]), x.dtype, 1))
+    if cl:
+        K.scatter_out_cl(out, idx, t0, t1, y, boh, bow, bias, mo, add)
+    else:
+        K.scatter_out_cf(out.T, idx, t0, t1, y, boh, bow, bias, mo, add)
+
+
+def _gemm_weight(w, cl):
+    """Weights as (F, kh*kw*C), the column order of the im2col operand."""
+    f = w.shape[0]
+    return w.reshape(f, -1) if cl else np.ascontiguousarray(w.transpose(0, 2, 3, 1)).reshape(f, -1)
+
+
 def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx=None, y=None, add=False):
     """Masked conv computed tile by tile; y (zeros unless given) receives the outputs.
 
     ``add=True`` accumulates into a given ``y`` (the residual form y = base + conv).
+    Chunks of tiles run on worker threads with single-threaded BLAS.
     """
     if idx is None:
         idx, _ = tiles_of(mo, tile)
@@ -88,27 +138,73 @@ def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx=None, y=None, 
     m = idx.shape[0]
     if m == 0:
         return y
-    (kh, kw), (sh, sw), (ph, pw) = geom.kernel, geom.stride, geom.pad
-    boh, bow = tile
     bias = b if b is not None else _no_bias(x.dtype)
-    wm = w.reshape(f, -1)
-    row_len = wm.shape[1]
-    per = _chunk(tile, row_len, x.itemsize)
     cl = layout == "NHWC"
-    for t0 in range(0, m, per):
-        t1 = min(m, t0 + per)
-        p = (t1 - t0) * boh * bow
-        if cl:
-            cols = workspace((p, row_len), x.dtype, 0)
-            K.im2col_cl(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw)
-            out = np.matmul(cols, wm.T, out=workspace((p, f), x.dtype, 1))
-            K.scatter_out_cl(out, idx, t0, t1, y, boh, bow, bias, mo, add)
-        else:
-            cols = workspace((row_len, p), x.dtype, 0)
-            K.im2col_cf(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw)
-            out = np.matmul(wm, cols, out=workspace((f, p), x.dtype, 1))
-            K.scatter_out_cf(out, idx, t0, t1, y, boh, bow, bias, mo, add)
+    wm = _gemm_weight(w, cl)
+    per = _chunk(tile, wm.shape[1], x.itemsize)
+    tasks = [partial(_fwd_chunk, x, wm, idx, t0, min(m, t0 + per), y, bias, mo, geom, tile,
+                     cl, add) for t0 in range(0, m, per)]
+    with _parallel.single_blas():
+        _parallel.run(tasks, work=m * tile[0] * tile[1] * wm.size)
     return y
+
+
+def _bwd_rows(x, wm, dy, mo, idx, ranges, dx, geom, tile, cl, need_bias):
+    """Gradient contributions of the tile ranges; returns (dW part, db part)."""
+    (kh, kw), (sh, sw), (ph, pw), (oh, ow) = geom.kernel, geom.stride, geom.pad, geom.out
+    boh, bow = tile
+    f, row_len = wm.shape
+    dwm = np.zeros((f, row_len), dtype=x.dtype)
+    db = np.zeros(f, dtype=x.dtype) if need_bias else None
+    per = _chunk(tile, row_len, x.itemsize)
+    bp = block_params(geom, tile)
+    for a, b in ranges:
+        for t0 in range(a, b, per):
+            t1 = min(b, t0 + per)
+            p = (t1 - t0) * boh * bow
+            g = workspace((p, f), x.dtype, 1)
+            if cl:
+                K.gather_out_cl(dy, idx, t0, t1, g, boh, bow, mo)
+            else:
+                K.gather_out_cf(dy, idx, t0, t1, g.T, boh, bow, mo)
+            cols, blk = _cols(x, idx, t0, t1, geom, tile, cl)
+            dwm += g.T @ cols
+            if need_bias:
+                db += g.sum(axis=0)
+            np.matmul(g, wm, out=cols)
+            if cl:
+                K.col2im_add_cl(cols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh,
+                                ow)
+            else:
+                dblk = np.zeros_like(blk)
+                K.col2im_add_cl(cols, _local_idx(t1 - t0), 0, t1 - t0, dblk, boh, bow, kh, kw,
+                                sh, sw, 0, 0, boh, bow)
+                kbs.sparse_scatter_inplace(dblk, idx[t0:t1], dx, bp.bsize, bp.bstrides,
+                                           bp.boffset, True, False, "NCHW")
+    return dwm, db
+
+
+def _row_phases(idx, geom, tile, n_workers):
+    """Task groups of tile ranges whose input windows never overlap within a phase.
+
+    Tiles of one tile row (n, i) overlap through their halos, as do rows i and i+1; rows
+    i and i+2 do not when k <= (bo + 1) * s.  So phase 0 takes even rows, phase 1 odd
+    rows, each row whole in one task.  Otherwise: one serial phase.
+    """
+    m = idx.shape[0]
+    kh, sh = geom.kernel[0], geom.stride[0]
+    if n_workers < 2 or m < 2 or kh > (tile[0] + 1) * sh:
+        return [[[(0, m)]]]
+    key = idx[:, 0].astype(np.int64) * (int(idx[:, 1].max()) + 1) + idx[:, 1]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    ends = np.r_[starts[1:], m]
+    phases = []
+    for parity in (0, 1):
+        rows = [(int(a), int(b)) for a, b in zip(starts, ends) if idx[a, 1] % 2 == parity]
+        if rows:
+            groups = _parallel.split(len(rows), 2 * n_workers)
+            phases.append([rows[g0:g1] for g0, g1 in groups])
+    return phases
 
 
 def sparse_backward(x, w, dy, mo, geom: ConvGeom, tile, layout, need_bias=True, idx=None):
@@ -117,40 +213,25 @@ def sparse_backward(x, w, dy, mo, geom: ConvGeom, tile, layout, need_bias=True, 
         idx, _ = tiles_of(mo, tile)
     dy = np.ascontiguousarray(dy, dtype=x.dtype)
     f = w.shape[0]
-    wm = w.reshape(f, -1)
-    row_len = wm.shape[1]
-    dx = np.zeros_like(x)
-    dwm = np.zeros((f, row_len), dtype=x.dtype)
-    db = np.zeros(f, dtype=x.dtype) if need_bias else None
-    m = idx.shape[0]
-    (kh, kw), (sh, sw), (ph, pw), (oh, ow) = geom.kernel, geom.stride, geom.pad, geom.out
-    boh, bow = tile
-    per = _chunk(tile, row_len, x.itemsize)
     cl = layout == "NHWC"
-    for t0 in range(0, m, per):
-        t1 = min(m, t0 + per)
-        p = (t1 - t0) * boh * bow
-        if cl:
-            g = workspace((p, f), x.dtype, 1)
-            K.gather_out_cl(dy, idx, t0, t1, g, boh, bow, mo)
-            cols = workspace((p, row_len), x.dtype, 0)
-            K.im2col_cl(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw)
-            dwm += g.T @ cols
-            if need_bias:
-                db += g.sum(axis=0)
-            np.matmul(g, wm, out=cols)
-            K.col2im_add_cl(cols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, ow)
-        else:
-            g = workspace((f, p), x.dtype, 1)
-            K.gather_out_cf(dy, idx, t0, t1, g, boh, bow, mo)
-            cols = workspace((row_len, p), x.dtype, 0)
-            K.im2col_cf(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw)
-            dwm += g @ cols.T
-            if need_bias:
-                db += g.sum(axis=1)
-            np.matmul(wm.T, g, out=cols)
-            K.col2im_add_cf(cols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, ow)
-    return dx, dwm.reshape(w.shape), db
+    wm = _gemm_weight(w, cl)
+    dx = np.zeros_like(x)
+    dwm = np.zeros(wm.shape, dtype=x.dtype)
+    db = np.zeros(f, dtype=x.dtype) if need_bias else None
+    with _parallel.single_blas():
+        for phase in _row_phases(idx, geom, tile, _parallel.workers()):
+            parts = _parallel.run([partial(_bwd_rows, x, wm, dy, mo, idx, ranges, dx, geom,
+                                           tile, cl, need_bias) for ranges in phase],
+                                  work=2 * idx.shape[0] * tile[0] * tile[1] * wm.size)
+            for pw_, pb in parts:
+                dwm += pw_
+                if need_bias:
+                    db += pb
+    if cl:
+        return dx, dwm.reshape(w.shape), db
+    kh, kw = geom.kernel
+    dw = np.ascontiguousarray(dwm.reshape(f, kh, kw, -1).transpose(0, 3, 1, 2))
+    return dx, dw, db
 
 
 # --------------------------------------------------------------------------- dense path

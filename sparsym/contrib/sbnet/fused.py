@@ -15,6 +15,9 @@ from . import resblock as rb
 from . import tuning
 from .geometry import binary_mask, clamp_tile, conv_geometry, output_mask, tile_from_bsize, tiles_of
 
+# executions of SparseBottleneck that updated data in place / wrote an executor buffer
+stats = {"res_inplace": 0, "res_out_buffer": 0}
+
 
 def _mode(dispatch):
     if dispatch != "auto":
@@ -60,11 +63,13 @@ def _choose(key, mode, bsize, autotune, geom, mo, run_tile, run_dense):
     idx, total = tiles_of(mo, tile)
     if mode == "sparse" or idx.shape[0] == 0:
         return tile, idx, False
-    ones, idx_all, _ = _all_tiles(mo, tile)
-    thr = tuning.threshold(
-        key + ("tile", tile), run_dense,
-        lambda: run_tile(tile, ones, idx_all), lambda: run_tile(tile, ones, idx_all[:1]),
-        total)
+
+    def runners():
+        ones, idx_all, _ = _all_tiles(mo, tile)
+        return (run_dense, lambda: run_tile(tile, ones, idx_all),
+                lambda: run_tile(tile, ones, idx_all[:1]))
+
+    thr = tuning.threshold(key + ("tile", tile), runners, total)
     return tile, idx, idx.shape[0] / total > thr
 
 
@@ -151,17 +156,28 @@ def res_plan(a, x, bw, mov, geom, mo, r1, batch):
                    run_dense), fwd_mov
 
 
-def res_forward(a, xs):
-    """y = x + F(x) * m_out; moving statistics updated in place when training."""
+def res_forward(a, xs, out=None):
+    """y = x + F(x) * m_out; moving statistics updated in place when training.
+
+    ``out``: the executor's buffer for y, possibly x's own buffer (the residual update
+    then happens in place, SBNet's ``use_var``).
+    """
     x, bw, mov, geom, mo, r1 = res_setup(a, xs)
     batch = _batch_stats(a)
     (tile, idx, dense), fwd_mov = res_plan(a, x, bw, mov, geom, mo, r1, batch)
+    buf = None
+    if out is not None and out[0].shape == x.shape and out[0].dtype == x.dtype:
+        buf = x if np.shares_memory(out[0], x) else out[0]
+        stats["res_inplace" if buf is x else "res_out_buffer"] += 1
     if dense:
         y, states = rb.dense_forward(x, bw, fwd_mov, a.eps, a.fix_gamma, batch, a.layout,
                                      mo, r1)
+        if buf is not None:
+            np.copyto(buf, y)
+            y = buf
     else:
         y, states = rb.sparse_forward(x, mo, r1, tile, bw, fwd_mov, a.eps, a.fix_gamma,
-                                      batch, a.layout, idx=idx)
+                                      batch, a.layout, idx=idx, y=buf)
     if batch and states is not None:
         rb.update_moving(mov, states, a.momentum)
     return y

@@ -17,6 +17,7 @@ update ``moving = moving * momentum + batch * (1 - momentum)`` (biased variance)
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -26,6 +27,7 @@ from ...base import ShapeError
 from ...kernels.block_sparse import sparse_gather, sparse_scatter_inplace
 from ...kernels.conv import conv_forward
 from . import _kernels as K
+from . import _parallel
 from .conv import CHUNK_BYTES, workspace
 from .geometry import ConvGeom, conv_geometry, tiles_of
 
@@ -258,18 +260,94 @@ def _windows(x, idx, tile, layout):
     return sparse_gather(x, idx, (tile[0] + 2, tile[1] + 2), tile, (-1, -1), layout=layout)
 
 
+def _affine(bw, moving, eps, fix_gamma, i, dtype):
+    """Inference BN as (scale, shift) in the data dtype."""
+    mean, var = moving[i]
+    g = np.ones_like(bw.gammas[i]) if fix_gamma else bw.gammas[i]
+    scale = g / np.sqrt(np.asarray(var, np.float64) + eps)
+    return (np.ascontiguousarray(scale, dtype=dtype),
+            np.ascontiguousarray(bw.betas[i] - mean * scale, dtype=dtype))
+
+
+def _inimg_rows(idx, tile, hw):
+    """uint8 [T*(bo+2)*(bo+2)]: 1 where a window pixel lies inside the image."""
+    boh, bow = tile
+    hh = idx[:, 1:2] * boh - 1 + np.arange(boh + 2)
+    ww = idx[:, 2:3] * bow - 1 + np.arange(bow + 2)
+    vh = (hh >= 0) & (hh < hw[0])
+    vw = (ww >= 0) & (ww < hw[1])
+    return (vh[:, :, None] & vw[:, None, :]).astype(np.uint8).reshape(-1)
+
+
+def _infer_chunk(x, idx, t0, t1, tile, bw, aff, y, mo, layout, windows=None):
+    """Inference bottleneck for tiles t0..t1-1, scatter-added into y (tiles are disjoint).
+
+    ``windows``: every tile's input window gathered beforehand (required when y is x:
+    a chunk's halo would otherwise read tiles another chunk already updated).
+    """
+    boh, bow = tile
+    t = t1 - t0
+    c, k = bw.w1.shape
+    win = (boh + 2) * (bow + 2)
+    hw = x.shape[1:3] if layout == "NHWC" else x.shape[2:4]
+    if windows is None:
+        a0 = sparse_gather(x, idx[t0:t1], (boh + 2, bow + 2), tile, (-1, -1), layout=layout)
+    else:
+        a0 = windows[t0:t1]
+    dt = x.dtype
+    r1 = workspace((t * win, c), dt, 2)
+    K.bn_relu(a0.reshape(-1, c), aff[0][0], aff[0][1], np.empty(0, np.uint8), r1)
+    c1 = np.matmul(r1, bw.w1, out=workspace((t * win, k), dt, 3))
+    r2 = workspace((t, boh + 2, bow + 2, k), dt, 4)
+    K.bn_relu(c1, aff[1][0], aff[1][1], _inimg_rows(idx[t0:t1], tile, hw), r2.reshape(-1, k))
+    p = t * boh * bow
+    cols = workspace((p, 9 * k), dt, 0)
+    lidx = np.zeros((t, 3), dtype=np.int32)
+    lidx[:, 0] = np.arange(t)
+    K.im2col_cl(r2, lidx, 0, t, cols, boh, bow, 3, 3, 1, 1, 0, 0)
+    c2 = np.matmul(cols, bw.w2, out=workspace((p, k), dt, 3))
+    r3 = workspace((p, k), dt, 5)
+    K.bn_relu(c2, aff[2][0], aff[2][1], np.empty(0, np.uint8), r3)
+    c3 = np.matmul(r3, bw.w3, out=workspace((p, c), dt, 1))
+    empty = np.empty(0, dtype=dt)
+    if layout == "NHWC":
+        K.scatter_out_cl(c3, idx, t0, t1, y, boh, bow, empty, mo, True)
+    else:
+        K.scatter_out_cf(c3.T, idx, t0, t1, y, boh, bow, empty, mo, True)
+
+
 def sparse_forward(x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, layout,
-                   idx=None):
-    """(y, batch BN states or None) on the sparse path; y = x + F(x) * m_out."""
+                   idx=None, y=None):
+    """(y, batch BN states or None) on the sparse path; y = x + F(x) * m_out.
+
+    ``y``: a buffer for the result (may be x itself: the residual update in place).
+    Inference (moving statistics) runs chunks of tiles end to end on worker threads;
+    training needs batch statistics between the stages, so it runs stage by stage.
+    """
     if idx is None:
         idx, _ = tiles_of(mo, tile)
-    y = x.copy()
+    if y is None:
+        y = x.copy()
+    elif y is not x:
+        np.copyto(y, x)
     if idx.shape[0] == 0:
+        return y, None
+    if not batch_stats:
+        aff = [_affine(bw, moving, eps, fix_gamma, i, x.dtype) for i in range(3)]
+        c = bw.w1.shape[0]
+        per = max(1, CHUNK_BYTES // ((tile[0] + 2) * (tile[1] + 2) * c * x.itemsize))
+        m = idx.shape[0]
+        windows = _windows(x, idx, tile, layout) if y is x else None
+        tasks = [partial(_infer_chunk, x, idx, t0, min(m, t0 + per), tile, bw, aff, y, mo,
+                         layout, windows) for t0 in range(0, m, per)]
+        with _parallel.single_blas():
+            _parallel.run(tasks, work=m * tile[0] * tile[1] * (bw.w2.size + 2 * bw.w1.size))
         return y, None
     wts1, inimg, wts3 = block_weights(mo, r1, idx, tile, x.dtype)
     a0 = _windows(x, idx, tile, layout)
-    out, sv = block_forward(a0, wts1, inimg, wts3, bw, tile, moving, eps, fix_gamma,
-                            batch_stats)
+    with _parallel.single_blas():
+        out, sv = block_forward(a0, wts1, inimg, wts3, bw, tile, moving, eps, fix_gamma,
+                                batch_stats)
     empty = np.empty(0, dtype=x.dtype)
     if layout == "NHWC":
         K.scatter_out_cl(out, idx, 0, idx.shape[0], y, tile[0], tile[1], empty, mo, True)
@@ -289,10 +367,12 @@ def backward(dy, x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, layou
             tuple(np.zeros_like(b) for b in bw.betas)
     wts1, inimg, wts3 = block_weights(mo, r1, idx, tile, x.dtype)
     a0 = _windows(x, idx, tile, layout)
-    _, sv = block_forward(a0, wts1, inimg, wts3, bw, tile, moving, eps, fix_gamma, batch_stats)
-    g3 = _gather_out(dy, idx, tile, mo, layout)
-    da0, dws, dgs, dbs = block_backward(g3, sv, wts1, inimg, wts3, bw, tile, fix_gamma,
-                                        batch_stats)
+    with _parallel.single_blas():
+        _, sv = block_forward(a0, wts1, inimg, wts3, bw, tile, moving, eps, fix_gamma,
+                              batch_stats)
+        g3 = _gather_out(dy, idx, tile, mo, layout)
+        da0, dws, dgs, dbs = block_backward(g3, sv, wts1, inimg, wts3, bw, tile, fix_gamma,
+                                            batch_stats)
     sparse_scatter_inplace(da0, idx, dx, (tile[0] + 2, tile[1] + 2), tile, (-1, -1), True,
                            layout=layout)
     return dx, dws, dgs, dbs

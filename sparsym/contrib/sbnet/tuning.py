@@ -108,16 +108,18 @@ def best_time(fn, repeat=3):
     return best
 
 
-def threshold(key, run_dense, run_sparse_all, run_sparse_one, n_tiles) -> float:
+def threshold(key, runners, n_tiles) -> float:
     """Block density above which the dense path is faster (cached per key).
 
-    run_sparse_all / run_sparse_one time the sparse path with all tiles / one tile active.
+    ``runners()`` returns (run_dense, run_sparse_all, run_sparse_one): the dense path and
+    the sparse path with all tiles / one tile active; it is called only on a cache miss.
     Returns a value in [0, 1]; 1.0 means the sparse path always wins.
     """
     with _lock:
         v = _thresholds.get(key)
     if v is not None:
         return v
+    run_dense, run_sparse_all, run_sparse_one = runners()
     for f in (run_dense, run_sparse_all, run_sparse_one):
         f()   # warm up (numba compilation, workspaces, page faults)
     t_dense = best_time(run_dense)
