@@ -261,7 +261,9 @@ def print_summary(symbol, shape=None, line_length=120, positions=(.36, .54, .66,
     line_length : int
         Total width of the table.
     positions : sequence of float
-        Right edge of each of the five columns, as fractions of ``line_length``.
+        Right edge of each of the five columns, as fractions of ``line_length``. Four
+        edges (MXNet's ``[.44, .64, .74, 1.]``) give MXNet's layout without the Storage
+        column.
     stype : dict of str -> str, optional
         Input storage types, as in :func:`plot_network`.
 
@@ -281,14 +283,18 @@ def print_summary(symbol, shape=None, line_length=120, positions=(.36, .54, .66,
     from .symbol.symbol import Symbol
     if not isinstance(symbol, Symbol):
         raise TypeError(f"print_summary: symbol must be a Symbol, got {type(symbol).__name__}")
-    if len(positions) != 5:
-        raise ValueError(f"print_summary: positions needs 5 column edges, got {len(positions)}")
+    if len(positions) not in (4, 5):
+        raise ValueError(f"print_summary: positions needs 5 column edges (4 for MXNet's "
+                         f"layout without the Storage column), got {len(positions)}")
+    with_storage = len(positions) == 5
     ann = _annotate(symbol, shape, None, stype)
     g = ann.graph
     data_names = set(shape or {})
     cols = [int(line_length * p) if p <= 1 else int(p) for p in positions]
 
     def row(fields):
+        if not with_storage:
+            fields = fields[:2] + fields[3:]
         line = ""
         for f, edge in zip(fields, cols):
             line += str(f)

@@ -138,5 +138,33 @@ def test_print_summary_sparse_storage_column(capsys):
     assert re.search(r"data\(null\)\s+100\s+csr\s+0", text)
     assert re.search(r"dot\(dot\)\s+2\s+default\s+200\s+data", text)
     assert "Total params: 200" in text
-    with pytest.raises(ValueError, match="5 column"):
+    with pytest.raises(ValueError, match="5 column edges"):
         mx.viz.print_summary(y, positions=(.5, 1.))
+
+
+# MXNet 1.9.1's mx.viz.print_summary output for the same network (trailing blanks removed);
+# its columns end at .44, .64, .74 and 1.0 of 120 characters
+_MXNET_SUMMARY = "\n".join([
+    "_" * 120,
+    "Layer (type)".ljust(52) + "Output Shape".ljust(24) + "Param #".ljust(12) + "Previous Layer",
+    "=" * 120,
+    "data(null)".ljust(52) + "4".ljust(24) + "0",
+    "_" * 120,
+    "fc(FullyConnected)".ljust(52) + "3".ljust(24) + "15".ljust(12) + "data",
+    "=" * 120,
+    "Total params: 15",
+    "_" * 120]) + "\n"
+
+
+def test_print_summary_mxnet_layout(capsys):
+    fc = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc")
+    mx.viz.print_summary(fc, shape={"data": (2, 4)}, positions=[.44, .64, .74, 1.])
+    assert capsys.readouterr().out == _MXNET_SUMMARY
+
+
+def test_docstring_examples():
+    import doctest
+
+    import sparsym.viz
+    res = doctest.testmod(sparsym.viz, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0
