@@ -79,21 +79,21 @@ def _seeded(random_state):
 
 
 def _check_hyper(est):
+    """ParamError for hyper-parameters fit cannot use (checked at fit, as sklearn wants)."""
     from .base import ParamError
+    who = type(est).__name__
     if est.optimizer not in _OPTIMIZERS:
-        raise ParamError(f"{type(est).__name__}: optimizer must be one of {list(_OPTIMIZERS)}, "
+        raise ParamError(f"{who}: optimizer must be one of {list(_OPTIMIZERS)}, "
                          f"got {est.optimizer!r}")
     for name in ("epochs", "batch_size"):
         v = getattr(est, name)
         if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-            raise ParamError(f"{type(est).__name__}: {name} must be a positive int, got {v!r}")
-    for name in ("learning_rate", "l2"):
+            raise ParamError(f"{who}: {name} must be a positive int, got {v!r}")
+    for name, lowest in (("learning_rate", "positive"), ("l2", "non-negative")):
         v = getattr(est, name)
-        if not isinstance(v, (int, float, np.number)) or v < 0 or (name == "learning_rate"
-                                                                    and v == 0):
-            raise ParamError(f"{type(est).__name__}: {name} must be a "
-                             f"{'positive' if name == 'learning_rate' else 'non-negative'} "
-                             f"number, got {v!r}")
+        number = isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+        if not number or v < 0 or (lowest == "positive" and v == 0):
+            raise ParamError(f"{who}: {name} must be a {lowest} number, got {v!r}")
 
 
 def _train(est, symbol, X, Y, label_name, initializer, metric):
