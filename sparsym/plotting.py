@@ -108,6 +108,7 @@ class TrainingCurve:
         """A matplotlib Figure with one panel per metric (no pyplot global state)."""
         try:
             from matplotlib.figure import Figure
+            from matplotlib.ticker import MaxNLocator
         except ImportError:
             raise ImportError("TrainingCurve needs matplotlib: pip install matplotlib") from None
         panels = self._panels()
@@ -121,6 +122,7 @@ class TrainingCurve:
                 xs, ys = zip(*pts)
                 ax.plot(xs, ys, marker="o", markersize=3, label=phase or name)
             ax.set_xlabel("epoch")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_ylabel(name)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize="small")
