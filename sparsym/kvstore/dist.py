@@ -192,6 +192,12 @@ class ServerGroup:
         """A :class:`DistKVStore` worker of this job in this process."""
         return DistKVStore(kv_type, rank=rank, namespace=self.namespace)
 
+    def wait_ready(self):
+        """Block until the scheduler and every server answer."""
+        import ray
+        _call(ray, [self.scheduler.get_config.remote()]
+              + [s.info.remote() for s in self.servers], "starting the kvstore servers")
+
     def mark_dead(self, rank, reason):
         import ray
         ray.get(self.scheduler.mark_dead.remote(rank, reason))
@@ -210,7 +216,7 @@ class ServerGroup:
 
 
 def start_servers(namespace=None, config: DistConfig | None = None, detached=False,
-                  address=None):
+                  address=None, wait=True):
     """Create (or attach to) the scheduler and server actors of a job.
 
     Parameters
@@ -223,8 +229,10 @@ def start_servers(namespace=None, config: DistConfig | None = None, detached=Fal
         Detached actors outlive the creating process (workers that organise themselves).
     address : str, optional
         Ray cluster to join if this process is not connected yet.
+    wait : bool
+        Wait until the actors are up (else workers may attach while they start).
     """
-    ray = connect_ray(address)
+    connect_ray(address)
     from .server import actor_classes
     config = config or DistConfig.from_env()
     namespace = namespace or f"sparsym-{uuid.uuid4().hex[:12]}"
@@ -237,9 +245,10 @@ def start_servers(namespace=None, config: DistConfig | None = None, detached=Fal
                                      get_if_exists=True, max_restarts=config.max_restarts,
                                      max_task_retries=-1, **life).remote(i, namespace, cfg)
                for i in range(config.num_servers)]
-    _call(ray, [sched.get_config.remote()] + [s.info.remote() for s in servers],
-          "starting the kvstore servers")
-    return ServerGroup(namespace, config, sched, servers)
+    group = ServerGroup(namespace, config, sched, servers)
+    if wait:
+        group.wait_ready()
+    return group
 
 
 # ----------------------------------------------------------------------------- worker
@@ -329,6 +338,10 @@ class DistKVStore:
                                     args=(self._sched, self._rank, self._cfg.heartbeat_interval,
                                           self._stop), daemon=True)
         self._hb.start()
+        if not _LIVE and not _ATEXIT:
+            # registered after ray.init's own exit hook, so it runs first (atexit is LIFO)
+            atexit.register(_close_all)
+            _ATEXIT.append(True)
         _LIVE.add(self)
 
     # ------------------------------------------------------------------ properties
@@ -658,6 +671,9 @@ class DistKVStore:
             return
         self._closed = True
         self._stop.set()
+        if not self._ray.is_initialized():   # at exit Ray may be down already; a call would
+            _LIVE.discard(self)               # start a new local cluster
+            return
         try:
             self._flush()
         finally:
@@ -719,7 +735,10 @@ def _slice_states(state, a, b):
 
 
 def _heartbeat(sched, rank, interval, stop):
+    import ray
     while not stop.wait(interval):
+        if not ray.is_initialized():
+            return
         try:
             sched.heartbeat.remote(rank)
         except Exception:   # Ray shut down
@@ -727,9 +746,9 @@ def _heartbeat(sched, rank, interval, stop):
 
 
 _LIVE: weakref.WeakSet = weakref.WeakSet()
+_ATEXIT: list = []
 
 
-@atexit.register
 def _close_all():
     for kv in list(_LIVE):
         try:

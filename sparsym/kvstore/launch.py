@@ -64,7 +64,7 @@ def launch(command, num_workers, num_servers=None, address=None, env=None,
     cfg = DistConfig.from_env(num_workers=num_workers, num_servers=num_servers,
                               snapshot_interval=snapshot_interval, max_restarts=max_restarts,
                               worker_timeout=worker_timeout, sync_timeout=sync_timeout)
-    group = start_servers(config=cfg)
+    group = start_servers(config=cfg, wait=False)   # workers start while actors boot
     gcs = ray.get_runtime_context().gcs_address
     base = dict(os.environ)
     base.update(env or {})
@@ -85,6 +85,12 @@ def launch(command, num_workers, num_servers=None, address=None, env=None,
                                  daemon=True)
             t.start()
             pumps.append(t)
+        try:
+            group.wait_ready()
+        except BaseException:
+            for p in procs:
+                p.kill()
+            raise
         codes = [None] * num_workers
         first_bad = None
         while any(c is None for c in codes):

@@ -211,6 +211,7 @@ def test_save_load_optimizer_states_across_split_keys(run, sync_pair, tmp_path):
             kv.save_optimizer_states(fname, dump_optimizer=True)
         kv._barrier()
         kv.push([40, 41], [mx.nd.array(ones), _rsp(ones)])
+        kv._barrier()    # a quiescent point (as Module's init): no round in flight
         kv.load_optimizer_states(fname)            # rank 0 sends: back to the saved m
         kv.push(40, mx.nd.zeros((12, 2)))          # w += 0.9 * m
         a, b = mx.nd.zeros((12, 2)), mx.nd.zeros((12, 2))

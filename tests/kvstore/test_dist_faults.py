@@ -65,15 +65,10 @@ def test_killed_server_restores_its_snapshot_and_training_finishes(jobs, run):
         np.testing.assert_allclose(dense, want[0], rtol=1e-5)
         np.testing.assert_allclose(rows, want[1], rtol=1e-5)
 
-
-def test_server_killed_mid_round_loses_at_most_a_round(jobs, run):
-    """A kill while pushes are in flight: the job still finishes, both workers agree."""
-    import ray
-    group, kvs = jobs.make(2, 1, snapshot_interval=2)
-
-    def work(kv):
+    # a kill while pushes are in flight (key 5 lives on server 0, snapshot every update):
+    # the job still finishes and the workers agree; at most the unfinished round is lost
+    def mid_round(kv):
         kv.init(5, mx.nd.zeros((4,)))
-        kv.set_optimizer(mx.optimizer.SGD(learning_rate=1.0))
         out = mx.nd.zeros((4,))
         for step in range(8):
             if step == 4 and kv.rank == 1:
@@ -84,17 +79,22 @@ def test_server_killed_mid_round_loses_at_most_a_round(jobs, run):
         kv.pull(5, out=out)
         return out.asnumpy()
 
-    a, b = run(work, kvs)
+    a, b = run(mid_round, kvs)
     np.testing.assert_array_equal(a, b)
-    # 8 rounds of -2 each without a fault; the restart may lose up to the unsnapshotted ones
-    assert -16 <= a[0] <= -16 + 2 * 3
+    # lr 0.1, momentum 0.5, grad 2 per round: 8 full rounds reach w8; a lost round only
+    # shrinks the travelled distance
+    w, m = 0.0, 0.0
+    for _ in range(8):
+        m = 0.5 * m - 0.1 * 2
+        w += m
+    assert w - 1e-5 <= a[0] < 0
     assert ray.get(group.servers[0].info.remote())["restored"]
 
 
 def test_dead_worker_fails_the_others_within_the_timeout(jobs, run):
     """Worker 1 goes silent (no heartbeat, no push): worker 0's sync pull raises a clear
     error naming it after ~worker_timeout instead of waiting forever."""
-    _, kvs = jobs.make(2, 1, worker_timeout=1.5)
+    group, kvs = jobs.make(2, 1, worker_timeout=1.5)
 
     def work(kv):
         kv.init(0, mx.nd.zeros((3,)))
@@ -109,10 +109,8 @@ def test_dead_worker_fails_the_others_within_the_timeout(jobs, run):
 
     (waited, msg), _ = run(work, kvs, timeout=60)
     assert "dist_sync needs every worker" in msg
-
-
-def test_barrier_fails_when_a_worker_is_marked_dead(jobs, run):
-    group, kvs = jobs.make(2, 1)
-    group.mark_dead(1, "its process was killed by signal 9")
+    with pytest.raises(MXNetError, match=r"kvstore barrier .*worker 1 \(no heartbeat"):
+        kvs[0]._barrier()
+    group.mark_dead(1, "its process was killed by signal 9")   # what the launcher reports
     with pytest.raises(MXNetError, match=r"worker 1 \(its process was killed by signal 9\)"):
         kvs[0]._barrier()
