@@ -264,7 +264,7 @@ def _count(buf, lo, hi):
     return nl, co
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, nogil=True)  # nogil: LibSVMIter parses ahead in a thread
 def _parse_segments(buf, bounds, num_features, pow10, dtype_probe):
     """Parse segments ``buf[bounds[s]:bounds[s+1]]`` (split after newlines) in parallel.
 

@@ -204,3 +204,35 @@ def test_prefetching_iter_reraises_errors(tmp_path):
     with pytest.raises(FormatError, match="bad.libsvm:2"):
         list(it)
     it.close()
+
+
+def test_libsvm_prefetch_matches_on_demand_and_survives_resets(tmp_path):
+    rng = np.random.RandomState(1)
+    lines = [f"{i % 2} " + " ".join(f"{c}:{i + 1}" for c in sorted(rng.choice(40, 3, False)))
+             for i in range(500)]
+    p = tmp_path / "p.libsvm"
+    p.write_text("\n".join(lines) + "\n")
+    kw = dict(data_libsvm=str(p), data_shape=(40,), batch_size=64, chunk_bytes=256)
+    a = mx.io.LibSVMIter(prefetch_buffer=0, **kw)
+    b = mx.io.LibSVMIter(prefetch_buffer=2, **kw)
+    for epoch in range(3):
+        ga = [(x.data[0].asnumpy(), x.label[0].asnumpy(), x.pad) for x in a]
+        gb = [(x.data[0].asnumpy(), x.label[0].asnumpy(), x.pad) for x in b]
+        assert len(ga) == len(gb) > 5
+        for (da, la, pa), (db, lb, pb) in zip(ga, gb):
+            np.testing.assert_array_equal(da, db)
+            np.testing.assert_array_equal(la, lb)
+            assert pa == pb
+        a.reset()
+        b.reset()
+    # a reset in the middle of an epoch stops the reader thread and starts over
+    c = mx.io.LibSVMIter(prefetch_buffer=0, **kw)
+    d = mx.io.LibSVMIter(prefetch_buffer=1, **kw)
+    next(d)
+    next(d)
+    d.reset()
+    gc_ = [x.data[0].asnumpy() for x in c]
+    gd = [x.data[0].asnumpy() for x in d]
+    assert len(gc_) == len(gd)
+    for x, y in zip(gc_, gd):
+        np.testing.assert_array_equal(x, y)
