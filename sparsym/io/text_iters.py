@@ -130,13 +130,22 @@ class _RowStream:
         self._nrows = nrows
         self.rewind()
 
-    def rewind(self):
+    def close(self):
+        """Stop reading (ends a prefetch thread)."""
         old = getattr(self, "_chunks", None)
         if hasattr(old, "close"):
             old.close()
+        self._chunks = iter(())
+
+    def rewind(self, skip=0):
+        """Start again from the first row, then drop ``skip`` rows."""
+        self.close()
         self._chunks = iter(self._open())
         self._cur = None
         self._off = 0
+        self._at_start = skip == 0
+        if skip:
+            self.take(skip)
 
     def take(self, n):
         """Up to ``n`` rows (fewer only at the end of the source); None when exhausted."""
@@ -154,7 +163,23 @@ class _RowStream:
             got += k
         if not parts:
             return None
-        return parts[0] if len(parts) == 1 else self._concat(parts)
+        out = parts[0] if len(parts) == 1 else self._concat(parts)
+        if self._at_start:
+            # the source's first rows, kept for completing a last batch (round_batch)
+            # without reading the file again
+            self._head = out
+            self._at_start = False
+        return out
+
+    def head(self, n):
+        """The source's first ``n`` rows (None or fewer when it has fewer)."""
+        h = getattr(self, "_head", None)
+        if h is not None and self._nrows(h) >= n:
+            return self._slice(h, 0, n)
+        fresh = _RowStream(self._open, self._concat, self._slice, self._nrows)
+        out = fresh.take(n)
+        fresh.close()
+        return out
 
 
 class _BatchLoader(DataIter):
@@ -172,14 +197,13 @@ class _BatchLoader(DataIter):
         self._batch = None
 
     def reset(self):
-        # MXNet: after an overflowing (wrapped) batch the sources are not rewound, so the
-        # next epoch starts after the rows used to complete that batch
-        if self.round_batch and self._overflow:
-            self._overflow = 0
-        else:
-            for s in self._streams:
-                s.rewind()
-            self._row = 0
+        # MXNet: after an overflowing (wrapped) batch the next epoch starts after the rows
+        # used to complete that batch
+        skip = self._overflow if self.round_batch else 0
+        for s in self._streams:
+            s.rewind(skip)
+        self._overflow = 0
+        self._row = skip
         self._batch = None
 
     def _check_aligned(self, got):
@@ -205,9 +229,7 @@ class _BatchLoader(DataIter):
         pad = self.batch_size - n
         if pad:
             if self.round_batch:
-                for s in self._streams:
-                    s.rewind()
-                more = [s.take(pad) for s in self._streams]
+                more = [s.head(pad) for s in self._streams]
                 if more[0] is None or self._count(more[0]) < pad:
                     raise MXNetError(f"{type(self).__name__}: number of input must be bigger "
                                      f"than batch size ({self.batch_size})")
