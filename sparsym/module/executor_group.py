@@ -161,17 +161,21 @@ class DataParallelExecutorGroup:
                 shared_buffer=self.shared_data_arrays[i],
                 group2ctx=self.group2ctxs[i] if self.group2ctxs else None, **shapes)
             self.execs.append(exe)
-        self.data_arrays = [[(self.slices[i], e.arg_dict[n]) for i, e in enumerate(self.execs)]
+        # each executor's dicts once (the properties build a new dict per access)
+        args = [e.arg_dict for e in self.execs]
+        grads = [e.grad_dict for e in self.execs]
+        auxs = [e.aux_dict for e in self.execs]
+        self.data_arrays = [[(self.slices[i], a[n]) for i, a in enumerate(args)]
                             for n in self.data_names]
-        self.label_arrays = [[(self.slices[i], e.arg_dict[n]) for i, e in enumerate(self.execs)]
+        self.label_arrays = [[(self.slices[i], a[n]) for i, a in enumerate(args)]
                              for n in self.label_names]
-        self.param_arrays = [[e.arg_dict[n] for e in self.execs] for n in self.param_names]
-        self.grad_arrays = ([[e.grad_dict.get(n) for e in self.execs] for n in self.param_names]
+        self.param_arrays = [[a[n] for a in args] for n in self.param_names]
+        self.grad_arrays = ([[g.get(n) for g in grads] for n in self.param_names]
                             if self.for_training else [])
-        self.aux_arrays = [[e.aux_dict[n] for e in self.execs] for n in self.aux_names]
-        self.state_arrays = [[e.arg_dict[n] for e in self.execs] for n in self.state_names]
-        self.input_grad_arrays = ([[e.grad_dict.get(n) for e in self.execs]
-                                   for n in self.data_names] if self.inputs_need_grad else [])
+        self.aux_arrays = [[x[n] for x in auxs] for n in self.aux_names]
+        self.state_arrays = [[a[n] for a in args] for n in self.state_names]
+        self.input_grad_arrays = ([[g.get(n) for g in grads] for n in self.data_names]
+                                  if self.inputs_need_grad else [])
 
     def reshape(self, data_shapes, label_shapes):
         """Rebind for new input shapes, sharing parameters and memory with the old executors."""
