@@ -148,3 +148,23 @@ def test_fit_with_kvstore_and_sparse_row_id_fn():
         results.append(mod.get_params()[0])
     for k, v in results[0].items():
         np.testing.assert_allclose(results[1][k].asnumpy(), v.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_checkpoint_round_trip(tmp_path):
+    mod = train(mx.kv.create("local"), "adam", steps=1)
+    prefix = str(tmp_path / "lin")
+    mod.save_checkpoint(prefix, 1, save_optimizer_states=True)
+    sym, arg, aux = mx.model.load_checkpoint(prefix, 1)
+    assert arg["weight"].stype == "row_sparse"
+    np.testing.assert_array_equal(arg["weight"].asnumpy(),
+                                  mod.get_params()[0]["weight"].asnumpy())
+    x, y = data()
+    loaded = mx.mod.Module.load(prefix, 1, label_names=["label"])
+    loaded.bind(data_shapes=[mx.io.DataDesc("data", (16, NF))],
+                label_shapes=[mx.io.DataDesc("label", (16, 1))], for_training=False)
+    b = mx.io.DataBatch([x[0:16]], [mx.nd.array(y[:16])])
+    mod.prepare(b, sparse_row_id_fn=row_ids)  # the executor holds only pulled rows
+    mod.forward(b, is_train=False)
+    loaded.forward(b, is_train=False)
+    np.testing.assert_allclose(loaded.get_outputs()[0].asnumpy(),
+                               mod.get_outputs()[0].asnumpy(), rtol=1e-6)
