@@ -4,8 +4,9 @@ from __future__ import annotations
 import logging
 
 from .base import FormatError
+from .callback import BatchEndParam  # noqa: F401  (MXNet exposes it as mx.model.BatchEndParam)
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_params"]
+__all__ = ["save_checkpoint", "load_checkpoint", "load_params", "BatchEndParam"]
 
 
 def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_cast=True):

@@ -162,6 +162,10 @@ class Optimizer:
         """Clip bound as MXNet's op-based optimizers pass it (``if self.clip_gradient``)."""
         return float(self.clip_gradient) if self.clip_gradient else None
 
+    def set_lr_scale(self, args_lrscale):
+        """[DEPRECATED] use :meth:`set_lr_mult` (MXNet raises the same warning)."""
+        raise DeprecationWarning("set_lr_scale is deprecated; use set_lr_mult instead")
+
     def set_lr_mult(self, args_lr_mult):
         self.lr_mult = {}
         if self.sym_info:
