@@ -19,7 +19,10 @@ MXNet 1.9.1 runs the same function in a subprocess (``~/mxref/bin/python``) in t
 and so does the seed benchmark (000, ``seed_bind_bench.py``) with ``--seed``. One JSON line
 per measurement:
 
-    python benchmarks/bind.py [--repeat 100] [--seed] [--no-mxnet]
+    python benchmarks/bind.py [--repeat 100] [--rounds 3] [--seed] [--no-mxnet]
+
+The packages alternate over ``--rounds`` rounds and every measurement keeps its best round
+(other jobs share the machine's two cores).
 """
 import argparse
 import gc
@@ -175,39 +178,52 @@ def main():
     p.add_argument("--batch", type=int, default=32)
     p.add_argument("--seed", action="store_true", help="also run seed_bind_bench.py for both")
     p.add_argument("--no-mxnet", action="store_true")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds; best kept")
     p.add_argument("--pkg", default=None, help=argparse.SUPPRESS)   # child mode
     a = p.parse_args()
     if a.pkg:
         print(json.dumps(measure(a.pkg, a.repeat, a.batch)))
         return
     here = os.path.dirname(os.path.abspath(__file__))
-    results = {}
-    for pkg, python in (("sparsym", sys.executable), ("mxnet", MXREF)):
-        if pkg == "mxnet" and (a.no_mxnet or not os.path.exists(MXREF)):
-            continue
-        out = subprocess.run([python, os.path.join(here, "bind.py"), "--pkg", pkg,
-                              "--repeat", str(a.repeat), "--batch", str(a.batch)],
-                             capture_output=True, text=True, timeout=3600, cwd="/tmp")
-        if out.returncode != 0:
-            print(json.dumps({"pkg": pkg, "error": out.stderr[-1000:]}))
-            continue
-        for r in json.loads(out.stdout.strip().splitlines()[-1]):
-            results[(r["bench"], pkg)] = r
-            print(json.dumps(r))
-    for bench in ("bind_cold", "bind_shared_exec_buckets_1_5"):
-        ours, theirs = results.get((bench, "sparsym")), results.get((bench, "mxnet"))
+    pkgs = [("sparsym", sys.executable)]
+    if not a.no_mxnet and os.path.exists(MXREF):
+        pkgs.append(("mxnet", MXREF))
+    # the machine is shared: alternate the packages over the rounds and keep each
+    # measurement's best round (the least disturbed one)
+    best = {}
+    for r in range(a.rounds):
+        for pkg, python in (pkgs if r % 2 == 0 else pkgs[::-1]):
+            out = subprocess.run([python, os.path.join(here, "bind.py"), "--pkg", pkg,
+                                  "--repeat", str(a.repeat), "--batch", str(a.batch)],
+                                 capture_output=True, text=True, timeout=3600, cwd="/tmp")
+            if out.returncode != 0:
+                print(json.dumps({"pkg": pkg, "error": out.stderr[-1000:]}))
+                continue
+            for res in json.loads(out.stdout.strip().splitlines()[-1]):
+                key = (res["bench"], pkg)
+                if key not in best or res.get("ms", 0) < best[key].get("ms", 0):
+                    best[key] = dict(res, rounds=a.rounds)
+            if a.seed:
+                res = run_seed(python, pkg, a.repeat)
+                key = ("seed_000", pkg)
+                if "error" in res:
+                    print(json.dumps(res))
+                elif key not in best or res["ms_per_shared_group"] < \
+                        best[key]["ms_per_shared_group"]:
+                    best[key] = dict(res, rounds=a.rounds)
+    for key in sorted(best, key=lambda k: (k[1], k[0])):
+        print(json.dumps(best[key]))
+    for bench, field in (("bind_cold", "ms"), ("bind_shared_exec_buckets_1_5", "ms"),
+                         ("seed_000", "ms_per_shared_group")):
+        ours, theirs = best.get((bench, "sparsym")), best.get((bench, "mxnet"))
         if ours and theirs:
-            print(json.dumps({"bench": bench + "_ratio", "sparsym_over_mxnet":
-                              round(ours["ms"] / theirs["ms"], 3)}))
-    if a.seed:
-        seeds = [run_seed(sys.executable, "sparsym", a.repeat)]
-        if not a.no_mxnet and os.path.exists(MXREF):
-            seeds.append(run_seed(MXREF, "mxnet", a.repeat))
-        for r in seeds:
-            print(json.dumps(r))
-        if len(seeds) == 2 and "error" not in seeds[0] and "error" not in seeds[1]:
-            print(json.dumps({"bench": "seed_000_ratio", "sparsym_over_mxnet": round(
-                seeds[0]["ms_per_shared_group"] / seeds[1]["ms_per_shared_group"], 3)}))
+            print(json.dumps({"bench": bench + "_ratio",
+                              "sparsym_over_mxnet": round(ours[field] / theirs[field], 3)}))
+    ours, theirs = best.get(("bind_shared_exec_buckets_1_5_warm", "sparsym")), \
+        best.get(("bind_shared_exec_buckets_1_5", "mxnet"))
+    if ours and theirs:
+        print(json.dumps({"bench": "bind_shared_exec_buckets_1_5_warm_ratio",
+                          "sparsym_over_mxnet": round(ours["ms"] / theirs["ms"], 3)}))
 
 
 if __name__ == "__main__":

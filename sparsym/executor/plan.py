@@ -12,6 +12,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,14 +31,13 @@ from ..symbol.graph import IndexedGraph, Node
 __all__ = ["Step", "Plan", "get_plan", "build_plan", "clear_cache", "stats"]
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """One node to run: kernel over entry ids; ``fallback`` densifies inputs first.
 
     ``writes_out``: the kernel accepts preallocated outputs; ``out_slots`` /
     ``out_inplace`` / ``out_grad`` say, per output, which pool slot holds it (-1: none),
     which input position it may overwrite (-1: none) and which argument's gradient array
-    it may be written to directly (-1: none).
+    it may be written to directly (-1: none). (A NamedTuple: plans have thousands.)
     """
 
     index: int
@@ -85,6 +85,7 @@ class Plan:
     fallbacks: tuple            # (op, attrs, in stypes, out stypes) to report at bind time
     memory: MemoryPlan = None
     build_seconds: float = 0.0
+    build_times: tuple = ()     # (phase, seconds) for the passes that built this plan
 
     @property
     def input_names(self):
@@ -146,6 +147,14 @@ def _unknown_error(cls, kind, what, unit, names_values):
 def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
     """Run every pass for one binding and freeze the result."""
     t0 = time.perf_counter()
+    clock = [t0]
+    phases = []
+
+    def mark(name):
+        now = time.perf_counter()
+        phases.append((name, now - clock[0]))
+        clock[0] = now
+
     heads = list(fwd.heads)
     args = list(fwd.arg_nodes)
     wrt = [n for n in args if grad_reqs.get(n.name, "null") != "null"]
@@ -158,6 +167,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
             grad_entries[pos[id(n)]] = e
     full_heads = heads + [e for e in grad_entries if e is not None]
     graph = IndexedGraph(full_heads) if wrt else fwd
+    mark("gradient")
     hg_eids = tuple(graph.eid(v) if id(v) in graph.node_id else None for v in head_grad_vars) \
         or tuple(None for _ in heads)
     head_eids = tuple(graph.eid(n, i) for n, i in heads)
@@ -176,6 +186,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
                 f"InferShape pass cannot decide the output shape of node {n.name} "
                 f"({n.op.name}): inputs {[fmt_shape(shp[e]) for e in graph.in_eids(k)]}, "
                 f"outputs {[fmt_shape(shp[e]) for e in graph.out_eids(k)]}")
+    mark("infer_shape")
     typ = infer_type(graph, {graph.eid(by_name[k]): v for k, v in dtypes.items()
                              if k in by_name}, ties)
     for k, n in enumerate(graph.nodes):
@@ -183,9 +194,11 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
             raise DTypeError(f"InferType pass cannot decide the output dtype of node {n.name} "
                              f"({n.op.name if n.op else 'variable'}): inputs "
                              f"{[str(typ[e]) for e in graph.in_eids(k)]}")
+    mark("infer_type")
     st, choice = infer_storage(graph, {graph.eid(by_name[k]): v for k, v in stypes.items()
                                        if k in by_name}, report=False)
 
+    mark("infer_storage")
     arg_eids = tuple(graph.eid(n) for n in args)
     aux_eids = tuple(graph.eid(n) for n in fwd.aux_nodes)
     grad_eids = tuple(graph.eid(*e) if e is not None else None for e in grad_entries)
@@ -236,6 +249,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
                       keep, final, nbytes, poolable,
                       [p[1].op.inplace if p[6] else () for p in proto])
 
+    mark("plan_memory")
     fsteps, bsteps = [], []
     for k, n, row, mode, ins, outs, writes_out, is_fwd in proto:
         train_attrs = n.params
@@ -245,20 +259,22 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
         else:
             attrs = n.params
         oe = tuple(graph.out_eids(k))
+        oshp = tuple([shp[e] for e in oe])
         if n.op.needs_out_shapes:
-            oshp = tuple(shp[e] for e in oe)
             attrs = type(attrs)(attrs, __out_shapes__=oshp)
             train_attrs = type(train_attrs)(train_attrs, __out_shapes__=oshp)
+        if writes_out:
+            pooled = (tuple([mem.slot_of.get(e, -1) for e in oe]),
+                      tuple([mem.inplace_src.get(e, -1) for e in oe]),
+                      tuple([direct.get(e, -1) for e in oe]))
+        else:
+            pooled = ((), (), ())
         step = Step(k, n.name, n.op.name, row.kernel, attrs, train_attrs,
                     tuple(graph.in_eids(k)), oe, ins, outs, mode,
-                    out_names=tuple(n.op.out_names(n.params)),
-                    writes_out=writes_out,
-                    out_slots=tuple(mem.slot_of.get(e, -1) for e in oe),
-                    out_inplace=tuple(mem.inplace_src.get(e, -1) for e in oe),
-                    out_grad=tuple(direct.get(e, -1) for e in oe),
-                    out_shapes=tuple(shp[e] for e in oe),
-                    out_dtypes=tuple(typ[e] for e in oe))
+                    tuple(n.op.out_names(n.params)), writes_out, pooled[0], pooled[1],
+                    pooled[2], oshp, tuple([typ[e] for e in oe]))
         (fsteps if is_fwd else bsteps).append(step)
+    mark("steps")
     return Plan(
         graph=graph, arg_names=tuple(n.name for n in args),
         aux_names=tuple(n.name for n in fwd.aux_nodes),
@@ -267,7 +283,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
         head_eids=head_eids, head_grad_eids=hg_eids, grad_eids=grad_eids, grad_reqs=reqs,
         shapes=tuple(shp), dtypes=tuple(typ), stypes=tuple(st),
         forward_steps=tuple(fsteps), backward_steps=tuple(bsteps), fallbacks=tuple(fallbacks),
-        memory=mem, build_seconds=time.perf_counter() - t0)
+        memory=mem, build_seconds=time.perf_counter() - t0, build_times=tuple(phases))
 
 
 def _out_name(entry):

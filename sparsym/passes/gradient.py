@@ -49,8 +49,14 @@ def gradient(heads, wrt, head_grads, graph=None):
     wanted = {id(n) for n in wrt}
     needs = set()
     for n in graph.nodes:
-        if (n.op is None and id(n) in wanted) or any(id(c) in needs for c, _ in n.inputs):
-            needs.add(id(n))
+        if n.op is None:
+            if id(n) in wanted:
+                needs.add(id(n))
+            continue
+        for c, _ in n.inputs:
+            if id(c) in needs:
+                needs.add(id(n))
+                break
     grads: dict = {}
     for (n, i), g in zip(heads, head_grads):
         grads.setdefault((id(n), i), []).append(g)
@@ -59,7 +65,7 @@ def gradient(heads, wrt, head_grads, graph=None):
             continue
         nout = node.num_outputs()
         ograds = [grads.get((id(node), i)) for i in range(nout)]
-        if all(g is None for g in ograds):
+        if ograds.count(None) == nout:
             continue
         ograds = [_sum(g, f"{node.name}_out{i}") if g else
                   (make_node("zeros_like", [(node, i)], f"{node.name}_zero{i}"), 0)

@@ -137,27 +137,34 @@ def schedule(steps, start, nbytes, keep):
     all of them alive. Returns the new order as indices into ``steps``.
     """
     import heapq
-    idx = range(start, len(steps))
+    n = len(steps)
     producer = {}
-    for s in idx:
+    for s in range(start, n):
         for e in steps[s][1]:
             producer[e] = s
-    remaining = {}
-    waiting = {}
-    users = {}
-    for s in idx:
-        deps = {producer[e] for e in steps[s][0] if e in producer}
-        waiting[s] = len(deps)
-        for e in steps[s][0]:
+    remaining = {}     # eid -> consumers (among these steps) not run yet
+    users = {}         # eid -> consuming steps
+    waiting = [0] * n  # step -> producers not run yet
+    dependents = [[] for _ in range(n)]
+    uses = [None] * n  # step -> {eid: times it reads it} (eids it may free)
+    out_bytes = [0] * n
+    for s in range(start, n):
+        ins, outs = steps[s]
+        deps = set()
+        u = {}
+        for e in ins:
             remaining[e] = remaining.get(e, 0) + 1
             users.setdefault(e, []).append(s)
-    dependents = {s: [] for s in idx}
-    for s in idx:
-        for d in {producer[e] for e in steps[s][0] if e in producer}:
+            p = producer.get(e)
+            if p is not None:
+                deps.add(p)
+            if e not in keep:
+                u[e] = u.get(e, 0) + 1
+        waiting[s] = len(deps)
+        for d in deps:
             dependents[d].append(s)
-
-    out_bytes = {s: sum(nbytes[e] for e in steps[s][1]) for s in idx}
-    uses = {s: {e: steps[s][0].count(e) for e in steps[s][0] if e not in keep} for s in idx}
+        uses[s] = u
+        out_bytes[s] = sum([nbytes[e] for e in outs])
 
     def freeing(s):
         gain = 0
@@ -166,31 +173,34 @@ def schedule(steps, start, nbytes, keep):
                 gain += nbytes[e]
         return gain >= out_bytes[s]
 
-    ready, eager, done, order = [], [], set(), []
-    for s in idx:
+    ready, eager, order = [], [], []
+    done = [False] * n
+    for s in range(start, n):
         if waiting[s] == 0:
             heapq.heappush(ready, s)
             if freeing(s):
                 heapq.heappush(eager, s)
-    while len(order) < len(idx):
+    total = n - start
+    while len(order) < total:
         s = None
         while eager:
             c = heapq.heappop(eager)
-            if c not in done and freeing(c):
+            if not done[c] and freeing(c):
                 s = c
                 break
         while s is None:
             c = heapq.heappop(ready)
-            if c not in done:
+            if not done[c]:
                 s = c
-        done.add(s)
+        done[s] = True
         order.append(s)
         for e in steps[s][0]:
-            remaining[e] -= 1
-            if remaining[e] == 1:
+            r = remaining[e] - 1
+            remaining[e] = r
+            if r == 1:
                 # the last consumer of e may now free it
                 for u in users[e]:
-                    if u not in done and waiting[u] == 0 and freeing(u):
+                    if not done[u] and waiting[u] == 0 and freeing(u):
                         heapq.heappush(eager, u)
         for d in dependents[s]:
             waiting[d] -= 1
