@@ -161,13 +161,15 @@ def connect_ray(address=None, **init_kwargs):
 def _call(ray, refs, what):
     """ray.get with sparsym errors: a server's MXNetError is re-raised as it is."""
     from ray.exceptions import RayActorError, RayTaskError
+
+    from .server import unwrap_error
     try:
         return ray.get(refs)
     except RayTaskError as err:
-        cause = err.cause if getattr(err, "cause", None) is not None else err
+        cause = unwrap_error(err)
         if isinstance(cause, MXNetError):
-            raise type(cause)(str(cause)) from None
-        raise MXNetError(f"{what} failed: {cause}") from None
+            raise cause from None
+        raise MXNetError(f"{what} failed: {cause!r}") from None
     except RayActorError as err:
         raise MXNetError(f"{what}: a kvstore actor died and was not restarted ({err}); "
                          "the job cannot continue") from None
@@ -479,7 +481,7 @@ class DistKVStore:
                                "kv.row_sparse_pull() or module.prepare() with row_ids.")
                 continue
             refs = [self._servers[sid].pull.remote(lay.idx, self._rank, self._round[k],
-                                                   *self._take_pending(k, sid))
+                                                   self._take_pending(k, sid))
                     for sid, _, _ in lay.parts]
             jobs.append((dsts, refs))
         results = _call(self._ray, [r for _, refs in jobs for r in refs], "kvstore pull")
@@ -553,7 +555,7 @@ class DistKVStore:
                 continue
             refs.append(self._servers[sid].row_sparse_pull.remote(
                 lay.idx, self._rank, self._round[k], ids[lo:hi] - a,
-                *self._take_pending(k, sid)))
+                self._take_pending(k, sid)))
             pieces.append(hi - lo)
         tail = lay.shape[1:]
         if not refs:

@@ -428,13 +428,19 @@ class ServerImpl:
         if every > 0 and self.n_updates // every != before // every:
             await self._snapshot()
 
-    async def _wait(self, k, e, rank, need):
-        """Sync mode: wait until round ``need`` of key ``k`` is applied."""
-        if self.mode != "sync" or e.applied >= need:
+    async def _wait(self, k, e, rank, need, deps):
+        """Wait until this worker's pushes ``deps`` count: sync mode, until round ``need`` of
+        key ``k`` is applied; async mode, until they are applied (read your own writes)."""
+        if self.mode != "sync":
+            await _settle(deps)
             return
-        if self.restored:
-            # the caller's pushes are dependencies of this call, so they have completed;
-            # one missing here reached a dead incarnation and was lost with it
+        if e.applied >= need:
+            return
+        if self.restored and any(rank not in e.rounds.get(q, ())
+                                 for q in range(e.applied + 1, need + 1)):
+            # once the caller's pushes have completed, a contribution still missing reached
+            # a dead incarnation and was lost with it: count it as empty
+            await _settle(deps)
             before = self.n_updates
             for q in range(e.applied + 1, need + 1):
                 contrib = e.rounds.setdefault(q, {})
@@ -445,6 +451,7 @@ class ServerImpl:
             await self._after_updates(before)
         start = time.monotonic()
         limit = float(self.cfg.get("sync_timeout", 0) or 0)
+        settle = None
         while e.applied < need:
             try:
                 await asyncio.wait_for(self._changed.wait(), _POLL)
@@ -452,6 +459,10 @@ class ServerImpl:
                 pass
             if e.applied >= need:
                 break
+            if settle is None:
+                settle = asyncio.ensure_future(_settle(deps))
+            elif settle.done() and settle.exception() is not None:
+                raise settle.exception()     # this worker's own push failed
             missing = set(range(self.nw)) - set(e.rounds.get(e.applied + 1, ()))
             dead = await self._sched.dead_workers.remote()
             culprits = {r: dead[r] for r in missing if r in dead}
@@ -464,25 +475,47 @@ class ServerImpl:
                                  f"after {limit:g}s (sync_timeout) waiting for the pushes of "
                                  f"workers {sorted(missing)}")
 
-    async def pull(self, k, rank, need, *deps):
-        """Dense copy of the stored rows (after round ``need`` in sync mode).
+    async def pull(self, k, rank, need, deps=()):
+        """Dense copy of the stored rows once this worker's pushes count (see _wait).
 
-        ``deps`` are the caller's pending push results: Ray runs this call after them.
+        ``deps`` are the caller's pending push results (object refs, not awaited by Ray).
         """
         await self._ensure()
         e = self._entry(k)
-        await self._wait(k, e, rank, need)
+        await self._wait(k, e, rank, need, deps)
         return np.array(st.todense(e.value), copy=True)
 
-    async def row_sparse_pull(self, k, rank, need, ids, *deps):
+    async def row_sparse_pull(self, k, rank, need, ids, deps=()):
         """Rows ``ids`` (local, sorted, unique) of a row_sparse key."""
         await self._ensure()
         e = self._entry(k)
         if e.stype != "row_sparse":
             raise MXNetError("PullRowSparse expects row_sparse src NDArray")
-        await self._wait(k, e, rank, need)
+        await self._wait(k, e, rank, need, deps)
         ids = np.asarray(ids, dtype=np.int64)
         return e.value.data[ids]
+
+
+def unwrap_error(err):
+    """The original exception inside (nested) Ray task errors."""
+    from ray.exceptions import RayTaskError
+    while isinstance(err, RayTaskError) and getattr(err, "cause", None) is not None:
+        err = err.cause
+    if isinstance(err, MXNetError) and type(err).__module__.startswith("ray"):
+        base = next(c for c in type(err).__mro__ if issubclass(c, MXNetError)
+                    and not c.__module__.startswith("ray"))
+        err = base(str(err))
+    return err
+
+
+async def _settle(deps):
+    """Wait for push results; a failed push raises its own error."""
+    if not deps:
+        return
+    try:
+        await asyncio.gather(*deps)
+    except Exception as err:
+        raise unwrap_error(err) from None
 
 
 _ACTORS: dict = {}

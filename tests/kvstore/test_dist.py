@@ -322,3 +322,25 @@ def test_dmlc_role_server_exits_and_bad_role(monkeypatch):
     monkeypatch.setenv("DMLC_ROLE", "boss")
     with pytest.raises(MXNetError, match="DMLC_ROLE='boss'"):
         mx.kv.create("dist_sync")
+
+
+def test_standalone_worker_starts_its_own_job(ray_address, monkeypatch):
+    """No launcher: kv.create('dist_device_sync') makes a one-worker job in this process."""
+    from sparsym.kvstore import dist
+    for var in ("SPARSYM_KVSTORE_NAMESPACE", "DMLC_NUM_WORKER", "DMLC_TASK_ID", "DMLC_ROLE"):
+        monkeypatch.delenv(var, raising=False)
+    kv = mx.kv.create("dist_device_sync")
+    try:
+        assert (kv.type, kv.rank, kv.num_workers) == ("dist_device_sync", 0, 1)
+        kv.init("x", mx.nd.ones((3,)))
+        kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.5))
+        kv.push("x", mx.nd.ones((3,)))
+        out = mx.nd.zeros((3,))
+        kv.pull("x", out=out)
+        np.testing.assert_allclose(out.asnumpy(), 0.5)
+        monkeypatch.setenv("DMLC_NUM_WORKER", "2")
+        with pytest.raises(MXNetError, match="DMLC_NUM_WORKER=2 but no job namespace"):
+            mx.kv.create("dist_sync")
+    finally:
+        kv._detach()
+        dist._OWN_GROUP.pop().shutdown()
