@@ -35,24 +35,25 @@ class Node:
     ``inputs``: list of (Node, output index) entries.
     """
 
-    __slots__ = ("op", "name", "params", "attr", "inputs", "given", "__weakref__")
+    __slots__ = ("op", "name", "params", "attr", "inputs", "given", "nout", "__weakref__")
 
     def __init__(self, op, name, params=None, attr=None, inputs=(), given=None):
         self.op = op
         self.name = name
         self.params = params if params is not None else Attrs()
-        self.attr = dict(attr or {})
+        self.attr = dict(attr) if attr else {}
         self.inputs = list(inputs)
         if given is None:
             given = {} if op is None else self.params.to_strings()
         self.given = given
+        self.nout = 1 if op is None else op.n_outputs(self.params)
 
     @property
     def is_variable(self) -> bool:
         return self.op is None
 
     def num_outputs(self) -> int:
-        return 1 if self.op is None else self.op.n_outputs(self.params)
+        return self.nout
 
     def num_visible(self) -> int:
         """Outputs a Symbol exposes (hidden ones feed the backward op only)."""
@@ -76,24 +77,34 @@ class Node:
 
 def topo_order(heads):
     """Nodes reachable from ``heads`` in MXNet's DFS post-order (inputs before users)."""
-    order, seen = [], set()
+    order = []
+    seen = set()
     add = seen.add
+    push = order.append
     # iterative DFS keeps deep unrolled RNNs clear of the recursion limit
     for head, _ in heads:
         if id(head) in seen:
             continue
-        stack = [(head, iter(head.inputs))]
         add(id(head))
-        while stack:
-            node, it = stack[-1]
-            for child, _ in it:
+        nodes, pos = [head], [0]
+        while nodes:
+            node = nodes[-1]
+            ins = node.inputs
+            i = pos[-1]
+            n = len(ins)
+            while i < n:
+                child = ins[i][0]
+                i += 1
                 if id(child) not in seen:
                     add(id(child))
-                    stack.append((child, iter(child.inputs)))
+                    pos[-1] = i
+                    nodes.append(child)
+                    pos.append(0)
                     break
             else:
-                stack.pop()
-                order.append(node)
+                nodes.pop()
+                pos.pop()
+                push(node)
     return order
 
 
@@ -113,7 +124,7 @@ class IndexedGraph:
         aux_ids = set()
         for n in order:
             offs.append(total)
-            k = n.num_outputs()
+            k = n.nout
             out_eids.append(range(total, total + k))
             total += k
             op = n.op

@@ -190,6 +190,7 @@ class Symbol(SymbolOps):
                     given[key] = value
                     node.params = node.op.params.parse(node.op.name, given)
                     node.given = given
+                    node.nout = node.op.n_outputs(node.params)
                 else:
                     node.attr[storage_key(key)] = value
         bump_epoch()
