@@ -551,7 +551,7 @@ def _bwd_type(a, ins, outs):
 
 register(OpDef(
     "_contrib_SparseBlockConvolution", inputs=_sbconv_inputs, params=_SBCONV,
-    dispatch=(Dispatch(("...",), (D,), _sbconv_kernel),),
+    dispatch=(Dispatch((D, "..."), (D,), _sbconv_kernel),),
     infer_shape=_sbconv_shape, infer_type=_data_type, gradient=_sbconv_grad,
     doc="""Block-sparse 2-D convolution: gather -> conv -> scatter in one op (SBNet).
 
@@ -596,7 +596,7 @@ register(OpDef(
 register(OpDef(
     "_backward__contrib_SparseBlockConvolution", inputs=("ograd", "data", "mask", "weight"),
     params=_SBCONV, num_outputs=lambda a: 2 if a.no_bias else 3,
-    dispatch=(Dispatch(("...",), (D,), _sbconv_bwd_kernel),),
+    dispatch=(Dispatch((D, "..."), (D,), _sbconv_bwd_kernel),),
     infer_shape=_sbconv_bwd_shape, infer_type=_bwd_type))
 
 
@@ -663,7 +663,7 @@ _RES_INPLACE = {"inplace": ((0, 0),)} if _INPLACE else {}
 register(OpDef(
     "_contrib_SparseBottleneck", inputs=("data", "mask") + _RES_PARAMS + _RES_AUX,
     aux=_RES_AUX, mutates=tuple(range(11, 17)), needs_is_train=True, params=_RES,
-    **_RES_INPLACE, dispatch=(Dispatch(("...",), (D,), _res_kernel),),
+    **_RES_INPLACE, dispatch=(Dispatch((D, "..."), (D,), _res_kernel),),
     infer_shape=_res_shape, infer_type=_data_type, gradient=_res_grad,
     doc="""Sparse pre-activation bottleneck residual block (SBNet's sparse_res_block_bottleneck).
 
@@ -698,5 +698,5 @@ register(OpDef(
 register(OpDef(
     "_backward__contrib_SparseBottleneck", inputs=("ograd", "data", "mask") + _RES_PARAMS
     + _RES_AUX, params=_RES, num_outputs=10, needs_is_train=True,
-    dispatch=(Dispatch(("...",), (D,), lambda a, xs: fused.res_backward(a, xs[0], xs[1:])),),
+    dispatch=(Dispatch((D, "..."), (D,), lambda a, xs: fused.res_backward(a, xs[0], xs[1:])),),
     infer_shape=_res_bwd_shape, infer_type=_bwd_type))

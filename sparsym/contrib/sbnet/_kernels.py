@@ -6,52 +6,23 @@ Its receptive field is SBNet's input block (bsize = (bo-1)*stride + k, bstride =
 boffset = -pad).  Building the GEMM operand straight from the dense input fuses SBNet's
 gather with im2col, so overlapping halos are never materialised twice.
 
-Two layouts:
-- "cl" (channel-last, NHWC data, weights (F, kh, kw, C)): cols is [P, kh*kw*C], one row
-  per output pixel, so ``cols @ w.reshape(F, -1).T`` gives [P, F] rows of outputs.
-- "cf" (channel-first, NCHW data, weights (F, C, kh, kw)): cols is [C*kh*kw, P], so
-  ``w.reshape(F, -1) @ cols`` gives [F, P].
+The GEMM operand is channel-last: cols is [P, kh*kw*C], one row per output pixel, so
+``cols @ w.reshape(F, -1).T`` (weights (F, kh, kw, C)) gives [P, F] rows of outputs.
+NCHW data is first gathered into channel-last windows (conv.py); the "cf" scatter and
+gather of outputs read / write NCHW tensors from / to [F, P] views.
 P counts tiles t0..t1-1 times bo_h*bo_w (row r = (t-t0)*bo_h*bo_w + a*bo_w + b), including
 positions past the output edge of partial border tiles (computed, never stored).
 
 All loops are serial and ``nogil``: callers run independent chunks of tiles on worker
 threads with single-threaded BLAS (see _parallel.py); a numba parallel region started
 right after a GEMM stalls on a 2-core box (sparsym/kernels/block_sparse.py).  Nothing
-here allocates except output_mask's row buffer; callers own every buffer.
+here allocates; callers own every buffer.
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 # --------------------------------------------------------------------------- masks
-
-
-@njit(cache=True, nogil=True)
-def output_mask(mask, tol, kh, kw, sh, sw, ph, pw, oh, ow, out):
-    """out[n,oy,ox] = 1 if any mask pixel in the receptive field of (oy,ox) is > tol."""
-    n_img, h, w = mask.shape
-    rows = np.zeros((h, ow), dtype=np.uint8)
-    for n in range(n_img):
-        for y in range(h):
-            for ox in range(ow):
-                x0 = ox * sw - pw
-                hit = 0
-                for j in range(max(x0, 0), min(x0 + kw, w)):
-                    if mask[n, y, j] > tol:
-                        hit = 1
-                        break
-                rows[y, ox] = hit
-        for oy in range(oh):
-            y0 = oy * sh - ph
-            ya, yb = max(y0, 0), min(y0 + kh, h)
-            for ox in range(ow):
-                hit = 0
-                for y in range(ya, yb):
-                    if rows[y, ox]:
-                        hit = 1
-                        break
-                out[n, oy, ox] = hit
 
 
 @njit(cache=True, nogil=True)
@@ -210,79 +181,6 @@ def gather_out_cl(dy, idx, t0, t1, g, boh, bow, mo):
 
 
 # --------------------------------------------------------------------------- channel-first
-@njit(cache=True, nogil=True, inline="always")
-def _span(x0, sw, off, w, bow):
-    """Tile columns b in [lo, hi) with 0 <= (x0 + b)*sw + off < w."""
-    first = x0 * sw + off
-    lo = 0 if first >= 0 else (-first + sw - 1) // sw
-    last = w - 1 - first
-    hi = -1 if last < 0 else last // sw
-    hi = min(hi + 1, bow)
-    return min(lo, bow), max(hi, min(lo, bow))
-
-
-@njit(cache=True, nogil=True)
-def im2col_cf(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
-    """cols[(c*kh + i)*kw + j, r] = x[n, c, oy*sh - ph + i, ox*sw - pw + j] (0 outside)."""
-    n_img, c, h, w = x.shape
-    tile = boh * bow
-    for t in range(t0, t1):
-        n = idx[t, 0]
-        oy0 = idx[t, 1] * boh
-        ox0 = idx[t, 2] * bow
-        rb = (t - t0) * tile
-        for j in range(kw):
-            lo, hi = _span(ox0, sw, j - pw, w, bow)
-            base = ox0 * sw + j - pw
-            for k in range(c):
-                for i in range(kh):
-                    row = (k * kh + i) * kw + j
-                    for a in range(boh):
-                        iy = (oy0 + a) * sh - ph + i
-                        rr = rb + a * bow
-                        if iy < 0 or iy >= h:
-                            for b in range(bow):
-                                cols[row, rr + b] = 0
-                            continue
-                        for b in range(lo):
-                            cols[row, rr + b] = 0
-                        if sw == 1:
-                            for b in range(lo, hi):
-                                cols[row, rr + b] = x[n, k, iy, base + b]
-                        else:
-                            for b in range(lo, hi):
-                                cols[row, rr + b] = x[n, k, iy, base + b * sw]
-                        for b in range(hi, bow):
-                            cols[row, rr + b] = 0
-
-
-@njit(cache=True, nogil=True)
-def col2im_add_cf(dcols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, ow):
-    """Adjoint of im2col_cf restricted to real outputs."""
-    n_img, c, h, w = dx.shape
-    tile = boh * bow
-    for t in range(t0, t1):
-        n = idx[t, 0]
-        oy0 = idx[t, 1] * boh
-        ox0 = idx[t, 2] * bow
-        rb = (t - t0) * tile
-        na = min(boh, oh - oy0)
-        nb = min(bow, ow - ox0)
-        for k in range(c):
-            for i in range(kh):
-                for j in range(kw):
-                    row = (k * kh + i) * kw + j
-                    for a in range(na):
-                        iy = (oy0 + a) * sh - ph + i
-                        if iy < 0 or iy >= h:
-                            continue
-                        rr = rb + a * bow
-                        for b in range(nb):
-                            ix = (ox0 + b) * sw - pw + j
-                            if 0 <= ix < w:
-                                dx[n, k, iy, ix] += dcols[row, rr + b]
-
-
 @njit(cache=True, nogil=True)
 def scatter_out_cf(out, idx, t0, t1, y, boh, bow, bias, mo, add):
     """y[n,f,oy,ox] (=|+=) out[f,r] + bias[f] for real outputs with mo != 0."""
@@ -328,66 +226,6 @@ def gather_out_cf(dy, idx, t0, t1, g, boh, bow, mo):
                         g[k, rr + b] = dy[n, k, oy, ox]
                     else:
                         g[k, rr + b] = 0
-
-
-@njit(cache=True, nogil=True)
-def im2col_cf_rows(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
-    """Channel-first data, row-per-pixel operand: cols[r, (c*kh + i)*kw + j] (0 outside)."""
-    n_img, c, h, w = x.shape
-    kk = kh * kw
-    for t in range(t0, t1):
-        n = idx[t, 0]
-        oy0 = idx[t, 1] * boh
-        ox0 = idx[t, 2] * bow
-        rb = (t - t0) * boh * bow
-        for a in range(boh):
-            iy0 = (oy0 + a) * sh - ph
-            for b in range(bow):
-                r = rb + a * bow + b
-                ix0 = (ox0 + b) * sw - pw
-                jlo = min(max(-ix0, 0), kw)
-                jhi = max(min(w - ix0, kw), jlo)
-                for k in range(c):
-                    for i in range(kh):
-                        iy = iy0 + i
-                        base = k * kk + i * kw
-                        if iy < 0 or iy >= h:
-                            for j in range(kw):
-                                cols[r, base + j] = 0
-                            continue
-                        for j in range(jlo):
-                            cols[r, base + j] = 0
-                        for j in range(jlo, jhi):
-                            cols[r, base + j] = x[n, k, iy, ix0 + j]
-                        for j in range(jhi, kw):
-                            cols[r, base + j] = 0
-
-
-@njit(cache=True, nogil=True)
-def col2im_add_cf_rows(dcols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, ow):
-    """Adjoint of im2col_cf_rows restricted to real outputs."""
-    n_img, c, h, w = dx.shape
-    kk = kh * kw
-    for t in range(t0, t1):
-        n = idx[t, 0]
-        oy0 = idx[t, 1] * boh
-        ox0 = idx[t, 2] * bow
-        rb = (t - t0) * boh * bow
-        for a in range(min(boh, oh - oy0)):
-            iy0 = (oy0 + a) * sh - ph
-            for b in range(min(bow, ow - ox0)):
-                r = rb + a * bow + b
-                ix0 = (ox0 + b) * sw - pw
-                jlo = min(max(-ix0, 0), kw)
-                jhi = max(min(w - ix0, kw), jlo)
-                for k in range(c):
-                    for i in range(kh):
-                        iy = iy0 + i
-                        if iy < 0 or iy >= h:
-                            continue
-                        base = k * kk + i * kw
-                        for j in range(jlo, jhi):
-                            dx[n, k, iy, ix0 + j] += dcols[r, base + j]
 
 
 # --------------------------------------------------------------------------- bottleneck

@@ -70,7 +70,7 @@ def _choose(key, mode, bsize, autotune, geom, mo, run_tile, run_dense):
                 lambda: run_tile(tile, ones, idx_all[:1]))
 
     thr = tuning.threshold(key + ("tile", tile), runners, total)
-    return tile, idx, idx.shape[0] / total > thr
+    return tile, idx, idx.shape[0] / total > thr * tuning.MARGIN
 
 
 # --------------------------------------------------------------------------- convolution

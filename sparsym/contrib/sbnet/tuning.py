@@ -31,6 +31,9 @@ __all__ = ["set_dispatch", "set_autotune", "dispatch_enabled", "autotune_enabled
            "clear_cache", "cache_info", "DEFAULT_TILE", "TILE_CANDIDATES"]
 
 DEFAULT_TILE = (16, 16)
+# run dense already a little below the measured break-even density: near it both paths
+# cost the same, and a timing error there must not make the op slower than dense
+MARGIN = 0.9
 # Square output tiles plus two wide ones (long rows suit both layouts' inner loops).
 TILE_CANDIDATES = ((4, 4), (8, 8), (12, 12), (16, 16), (24, 24), (32, 32), (8, 32), (16, 48))
 # Pixel-density bucket edges of the output mask (the autotuner keeps one tile per bucket).
