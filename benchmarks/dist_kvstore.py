@@ -52,7 +52,8 @@ def run_cases(mx, kv, cases, reps, impl, servers):
     for key, (name, shape, stype, k) in enumerate(cases):
         shape = tuple(shape)
         if stype == "row_sparse":
-            kv.init(key, mx.nd.zeros(shape).tostype("row_sparse"))
+            # every row present: MXNet's server rejects a row_sparse init without rows
+            kv.init(key, mx.nd.ones(shape).tostype("row_sparse"))
             ids = np.sort(rng.choice(shape[0], k, replace=False)).astype(np.int64)
             g = mx.nd.sparse.row_sparse_array((np.ones((k,) + shape[1:], np.float32), ids),
                                               shape=shape)
