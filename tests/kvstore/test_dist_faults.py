@@ -54,6 +54,10 @@ def test_killed_server_restores_its_snapshot_and_training_finishes(jobs, run):
             pid = ray.get(group.servers[1].info.remote())["pid"]
             ray.kill(group.servers[1], no_restart=False)
             kv._killed_pid = pid
+            # ray.kill is asynchronous: wait for the new incarnation, so that no push of the
+            # next steps reaches the dying one (that case is the mid-round test below)
+            while ray.get(group.servers[1].info.remote())["pid"] == pid:
+                time.sleep(0.05)
         kv._barrier()
         return _train(kv, keys, 3, 3)
 
