@@ -15,9 +15,10 @@ and load of states) a server sends its shard and updater states to the scheduler
 without pickle (a JSON header plus MXNet's NDArray list format plus the optimizer-state
 container). Ray restarts a killed server (``max_restarts``); the new incarnation restores
 the last snapshot, so the updates after it are lost and training goes on. Pushes that had
-reached the dead incarnation for an unfinished round are lost too: a worker's pull depends
-on (waits for) its own pushes, so when a pull finds the worker's contribution to a round
-missing after a restart, it can only have been lost, and it is counted as empty.
+reached the dead incarnation for an unfinished round are lost too: a worker's pull carries
+the references of its pending pushes, so a restarted server that misses the worker's
+contribution to a round waits for those pushes to finish; a contribution still missing then
+can only have been lost, and it is counted as empty.
 
 A pull or barrier waiting for other workers fails with a clear error when one of them is
 dead (marked by the launcher when its process exits, or silent for ``worker_timeout``
