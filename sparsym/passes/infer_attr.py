@@ -45,7 +45,8 @@ def raise_conflict(graph, k, c: rules.Conflict, kind):
 
 
 def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
-    """Sweep forward then backward until two sweeps in a row learn nothing.
+    """Sweep forward then backward until a sweep changes no value (rules are pure
+    functions of their node's values, so another sweep could not change anything either).
 
     ``values`` is a per-entry list, filled in place; ``rule_of(op)`` gives the op's rule;
     ``ties`` are (eid, eid) pairs that must agree (a head gradient and its output).
@@ -59,16 +60,12 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
     else:
         merge = _merge_type
 
-    def count():
-        if kind == "shape":
-            return sum(1 for v in values if v is None or None in v)
-        return values.count(None)
-
     # a node is done once its rule ran with every value known (values only ever fill in)
     done = [False] * len(graph.nodes)
     # NOTE: test ``cur is None`` explicitly: numpy says np.dtype('float64') == None
-    unknown, stalled, sweep = count(), 0, 0
-    while sweep == 0 or (unknown and stalled < 2):
+    changed, sweep = True, 0
+    while changed:
+        changed = False
         seq = nodes if sweep % 2 == 0 else reversed(nodes)
         for k, node, rule, ie, oe in seq:
             if done[k]:
@@ -85,12 +82,16 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
                 if v is not None and (cur is None or v != cur):
                     if cur is None:
                         values[e] = cur = v
+                        changed = True
                     else:
                         try:
-                            values[e] = cur = merge(cur, v)
+                            new = merge(cur, v)
                         except ValueError:
                             raise_conflict(graph, k, rules.Conflict(kind, i, "input", v, cur),
                                            kind)
+                        if new != cur:
+                            values[e] = cur = new
+                            changed = True
                 if complete and not known_fn(cur):
                     complete = False
             for i, (e, v) in enumerate(zip(oe, outs)):
@@ -98,26 +99,33 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
                 if v is not None and (cur is None or v != cur):
                     if cur is None:
                         values[e] = cur = v
+                        changed = True
                     else:
                         try:
-                            values[e] = cur = merge(cur, v)
+                            new = merge(cur, v)
                         except ValueError:
                             raise_conflict(graph, k, rules.Conflict(kind, i, "output", v, cur),
                                            kind)
+                        if new != cur:
+                            values[e] = cur = new
+                            changed = True
                 if complete and not known_fn(cur):
                     complete = False
             done[k] = complete
         for a, b in ties:
-            if values[a] is None or values[b] is None or values[a] != values[b]:
+            va, vb = values[a], values[b]
+            if va is None and vb is None:
+                continue
+            if va is None or vb is None or va != vb:
                 try:
-                    v = merge(values[a], values[b])
+                    v = merge(va, vb)
                 except ValueError:
                     raise (ShapeError if kind == "shape" else DTypeError)(
-                        f"head gradient {kind} {_fmt(kind, values[b])} does not match the "
-                        f"output's {_fmt(kind, values[a])}") from None
+                        f"head gradient {kind} {_fmt(kind, vb)} does not match the "
+                        f"output's {_fmt(kind, va)}") from None
+                if va is None or vb is None or v != va or v != vb:
+                    changed = True
                 values[a] = values[b] = v
-        before, unknown = unknown, count()
-        stalled = stalled + 1 if unknown == before else 0
         sweep += 1
     return values
 
