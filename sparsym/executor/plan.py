@@ -221,6 +221,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
             and all(o == "default" for o in outs)
         proto.append((k, n, row, mode, ins, outs, writes_out, id(n) in fwd_ids))
     n_fwd = sum(1 for p in proto if p[7])
+    mark("dispatch")
 
     nbytes = [0] * graph.num_entries
     for e in range(graph.num_entries):
@@ -231,6 +232,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
         order = schedule([(graph.in_eids(p[0]), graph.out_eids(p[0])) for p in proto], n_fwd,
                          nbytes, keep)
         proto = proto[:n_fwd] + [proto[i] for i in order]
+    mark("schedule")
     consumed = {e for p in proto for e in graph.in_eids(p[0])}
     grad_count = {}
     for e in grad_eids:
