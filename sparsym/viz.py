@@ -53,6 +53,12 @@ def _annotate(symbol, shape=None, dtype=None, stype=None, executor=None) -> _Ann
 
     graph = symbol._graph()
     if executor is not None:
+        group = getattr(executor, "_exec_group", None)      # a bound Module
+        if not hasattr(executor, "plan") and group is not None and group.execs:
+            executor = group.execs[0]
+        if not hasattr(executor, "plan"):
+            raise TypeError(f"viz: executor must be a bound Executor or Module, got "
+                            f"{type(executor).__name__}")
         return _annotate_from_plan(graph, executor.plan)
     shape, stype = dict(shape or {}), dict(stype or {})
     _check_names(graph, shape, "shape")
@@ -147,9 +153,10 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
     stype : dict of str -> str, optional
         Input storage types (as ``stype_dict`` in ``simple_bind``); variables' own
         ``stype=`` attributes are used otherwise.
-    executor : Executor, optional
-        A bound executor of ``symbol``; its plan's shapes, stypes and dispatch modes are
-        drawn (exactly what runs) instead of inferring them again.
+    executor : Executor or Module, optional
+        A bound executor of ``symbol`` (or a bound Module, whose first executor is used);
+        its plan's shapes, stypes and dispatch modes are drawn (exactly what runs)
+        instead of inferring them again.
     legend : bool
         Add a small legend cluster mapping colours to storage types.
 

@@ -168,3 +168,17 @@ def test_docstring_examples():
     import sparsym.viz
     res = doctest.testmod(sparsym.viz, optionflags=doctest.ELLIPSIS)
     assert res.attempted > 0 and res.failed == 0
+
+
+def test_bound_module_as_executor():
+    x = mx.sym.Variable("data", stype="csr")
+    w = mx.sym.Variable("w", stype="row_sparse", shape=(10, 2))
+    net = mx.sym.LinearRegressionOutput(mx.sym.dot(x, w, name="dot"), name="lro")
+    mod = mx.mod.Module(net, label_names=["lro_label"])
+    mod.bind(data_shapes=[mx.io.DataDesc("data", (4, 10))],
+             label_shapes=[mx.io.DataDesc("lro_label", (4, 2))])
+    nodes = _nodes(mx.viz.plot_network(net, executor=mod))
+    assert _fill(nodes["data"]) == mx.viz.STYPE_COLORS["csr"]
+    assert _fill(nodes["w"]) == mx.viz.STYPE_COLORS["row_sparse"]
+    with pytest.raises(TypeError, match="bound Executor or Module"):
+        mx.viz.plot_network(net, executor=object())
