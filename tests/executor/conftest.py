@@ -1,8 +1,10 @@
 """Test-only operators for the memory pool: ``out``-capable kernels (with in-place pairs) and
-a pure kernel that returns a view of its input."""
+a pure kernel that returns a view of its input. They are registered only while the tests that
+use them run (registry-driven sweeps elsewhere must not see them)."""
 import numpy as np
+import pytest
 
-from sparsym.ops import rules
+from sparsym.ops import registry, rules
 from sparsym.ops.elemwise import bw
 from sparsym.ops.registry import Dispatch, OpDef, has_op, out_kernel, register, ufunc_kernel
 
@@ -47,4 +49,13 @@ def register_pool_ops():
         infer_shape=rules.same_shape, gradient=lambda node, og: [og[0]]))
 
 
-register_pool_ops()
+POOL_OPS = ("_ptest_add", "_ptest_tanh_bwd", "_ptest_tanh", "_ptest_view")
+
+
+@pytest.fixture(scope="module")
+def pool_ops():
+    """Register the pool test operators for one test module, then remove them."""
+    register_pool_ops()
+    yield
+    for name in POOL_OPS:
+        registry._OPS.pop(name, None)

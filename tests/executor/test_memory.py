@@ -11,7 +11,7 @@ B, H = 16, 128          # one entry = 8 KiB, above the pool's minimum size
 
 
 @pytest.fixture(autouse=True)
-def _fresh_names():
+def _fresh_names(pool_ops):
     with mx.name.NameManager():
         yield
 

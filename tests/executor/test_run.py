@@ -272,14 +272,18 @@ def _register_failing_op():
 
 
 def test_kernel_errors_keep_type_and_name_the_node():
-    _register_failing_op()
+    from sparsym.ops import registry
     from sparsym.symbol.op import call
-    x = mx.sym.var("x")
-    s = call("_test_fails", [x * 2], {}, name="bad")
-    exe = s.simple_bind(mx.cpu(), grad_req="null", x=(2,))
-    with pytest.raises(ZeroDivisionError) as err:
-        exe.forward()
-    assert str(err.value) == "boom\n  while executing node bad (_test_fails)"
-    with pytest.raises(ZeroDivisionError) as err:
-        exe.forward()
-    assert str(err.value).count("while executing") == 1
+    _register_failing_op()
+    try:
+        x = mx.sym.var("x")
+        s = call("_test_fails", [x * 2], {}, name="bad")
+        exe = s.simple_bind(mx.cpu(), grad_req="null", x=(2,))
+        with pytest.raises(ZeroDivisionError) as err:
+            exe.forward()
+        assert str(err.value) == "boom\n  while executing node bad (_test_fails)"
+        with pytest.raises(ZeroDivisionError) as err:
+            exe.forward()
+        assert str(err.value).count("while executing") == 1
+    finally:
+        registry._OPS.pop("_test_fails", None)
