@@ -69,7 +69,9 @@ class TrainingCurve:
     def epoch_end(self, epoch, symbol=None, arg_params=None, aux_params=None):
         """Epoch-end callback: record the epoch's training metric and redraw."""
         if self._train_metric is not None:
-            for name, value in self._train_metric.get_name_value():
+            # the whole epoch's value even when Speedometer(auto_reset=True) resets the
+            # local window (metrics without global statistics give their local value)
+            for name, value in self._train_metric.get_global_name_value():
                 self.add(epoch, f"train-{name}", value)
             self._train_metric = None
         self.save()
@@ -78,7 +80,7 @@ class TrainingCurve:
         """Eval-end callback: record the validation metric and redraw."""
         if param.eval_metric is None:
             return
-        for name, value in param.eval_metric.get_name_value():
+        for name, value in param.eval_metric.get_global_name_value():
             self.add(param.epoch, f"validation-{name}", value)
         self.save()
 

@@ -77,3 +77,20 @@ def test_docstring_examples():
     import sparsym.plotting
     res = doctest.testmod(sparsym.plotting)
     assert res.attempted > 0 and res.failed == 0
+
+
+def test_train_value_is_whole_epoch_with_speedometer_reset(tmp_path):
+    # Speedometer(auto_reset=True) resets the local window; the curve keeps fit's
+    # epoch value (global statistics) rather than the last window's
+    curve = mx.callback.TrainingCurve(tmp_path / "s.png")
+    mod, train, _ = _module_and_iters()
+    logged = []
+    metric = mx.metric.create("log_loss")
+
+    def record(epoch, *args):
+        logged.append(metric.get_global()[1])
+
+    mod.fit(train, num_epoch=2, eval_metric=metric, progress_bar=False,
+            batch_end_callback=[mx.callback.Speedometer(16, frequent=1), curve.batch_end],
+            epoch_end_callback=[record, curve.epoch_end])
+    assert [v for _, v in curve.history["train-log_loss"]] == pytest.approx(logged)
