@@ -122,7 +122,7 @@ def connect_ray(address=None, **init_kwargs):
             raise MXNetError(f"cannot connect to the Ray cluster at {address}: {err}") from None
     else:
         kw.setdefault("include_dashboard", False)
-        ray.init(**kw)
+        ray.init(address="local", **kw)    # a new head even if RAY_ADDRESS is set
     return ray
 
 
