@@ -66,7 +66,7 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name=None, d
 
 
 def _dtype(dtype):
-    if dtype is None:
-        return None
+    if dtype is None:  # MXNet's sym.zeros & co. record dtype float32 explicitly
+        return "float32"
     from ..base import dtype_of
     return dtype_of(dtype).name
