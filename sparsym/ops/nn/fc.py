@@ -203,9 +203,10 @@ def _emb_fwd_rsp(a, xs):
 
 
 def _emb_bwd_dense(a, xs):
-    g, idx = xs[0], _ids(a, xs[1]).reshape(-1)
-    out = np.zeros((a.input_dim, a.output_dim), dtype=g.dtype)
-    np.add.at(out, idx, g.reshape(len(idx), a.output_dim))
+    # rows summed by the compiled rsp kernel, then placed (np.add.at is ~50x slower)
+    r = krsp.embedding_grad_rsp(_ids(a, xs[1]), xs[0], a.input_dim)
+    out = np.zeros((a.input_dim, a.output_dim), dtype=xs[0].dtype)
+    out[r.indices] = r.data
     return (out,)
 
 
