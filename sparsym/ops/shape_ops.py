@@ -20,6 +20,15 @@ def _conflict(i, expected, got, side="input"):
     return rules.Conflict("shape", i, side, expected, got)
 
 
+def own(y, *srcs):
+    """``y`` as an array that shares no memory with ``srcs`` (kernels never return views of
+    their inputs: an executor may reuse an input's buffer once it is dead)."""
+    y = np.asarray(y)
+    if any(isinstance(x, np.ndarray) and np.may_share_memory(y, x) for x in srcs):
+        return y.copy()
+    return y
+
+
 def unary_shape_op(name, params, fwd, out_shape, bwd, doc, aliases=(), in_shape=None,
                    extra_rows=()):
     """Register ``name(data)`` and ``_backward_<name>(ograd, data)``.
@@ -39,7 +48,8 @@ def unary_shape_op(name, params, fwd, out_shape, bwd, doc, aliases=(), in_shape=
 
     bname = "_backward_" + name
     register(OpDef(
-        name, params=params, dispatch=(Dispatch((D,), (D,), lambda a, xs: (fwd(a, xs[0]),)),)
+        name, params=params,
+        dispatch=(Dispatch((D,), (D,), lambda a, xs: (own(fwd(a, xs[0]), xs[0]),)),)
         + tuple(extra_rows), infer_shape=shape, infer_type=rules.same_type,
         gradient=lambda node, og: [bw(bname, [og[0], node.inputs[0]], node, "backward",
                                       **kept(node))],
@@ -47,7 +57,7 @@ def unary_shape_op(name, params, fwd, out_shape, bwd, doc, aliases=(), in_shape=
     register(OpDef(
         bname, params=params, inputs=("ograd", "data"),
         dispatch=(Dispatch((D, "*"), (D,), lambda a, xs: (
-            np.asarray(bwd(a, st.todense(xs[0]), xs[1])).astype(xs[0].dtype, copy=False),)),),
+            own(bwd(a, st.todense(xs[0]), xs[1]), xs[0]).astype(xs[0].dtype, copy=False),)),),
         infer_shape=_like_data, infer_type=rules.first_input_type))
 
 
@@ -437,7 +447,7 @@ def _concat_bwd(a, xs):
     g = st.todense(xs[0])
     ax = norm_axis(a.dim, g.ndim, "Concat")
     bounds = np.cumsum([x.shape[ax] for x in xs[1:]])[:-1]
-    return tuple(np.ascontiguousarray(p) for p in np.split(g, bounds, axis=ax))
+    return tuple(np.array(p) for p in np.split(g, bounds, axis=ax))
 
 
 def _concat_bwd_shape(attrs, ins, outs):
@@ -571,7 +581,7 @@ def _split_fwd(a, xs):
     parts = np.split(x, a.num_outputs, axis=ax)
     if a.squeeze_axis:
         parts = [np.squeeze(p, axis=ax) for p in parts]
-    return tuple(np.ascontiguousarray(p) for p in parts)
+    return tuple(np.array(p) for p in parts)
 
 
 def _split_bwd(a, xs):
