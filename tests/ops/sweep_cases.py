@@ -19,7 +19,8 @@ S2 = (4, 6)
 
 @dataclass
 class Case:
-    """Parameters, per-input shapes, and optional fixed dense values for some inputs."""
+    """Parameters, per-input shapes (None: completed by the op's shape inference), and
+    optional fixed dense values for some inputs."""
 
     params: dict
     shapes: tuple
@@ -57,9 +58,9 @@ def _bcast_cases(op, nin):
 
 
 def _bwd_bcast_cases(op, nin):
-    return [Case({"fn": fn}, ((4, 6),) + s, positive=True) for fn in
-            ("add", "sub", "mul", "div", "power", "maximum", "minimum", "hypot")
-            for s in _bcast_shapes()[:2]]
+    return [Case({"fn": fn}, ((4, 6),) + s, positive=True) for fn, s in zip(
+        ("add", "sub", "mul", "div", "power", "maximum", "minimum", "hypot"),
+        itertools.cycle(_bcast_shapes()[:2]))]
 
 
 def _retain_cases(op, nin):
@@ -67,7 +68,7 @@ def _retain_cases(op, nin):
 
 
 def _add_n_cases(op, nin):
-    return [Case({"num_args": n}, (S2,) * n) for n in (2, 3, 5)]
+    return [Case({"num_args": n}, (S2,) * n) for n in ((2, 3, 5) if nin is None else (nin,))]
 
 
 def _cast_cases(op, nin):
@@ -158,7 +159,86 @@ def _ftml_cases(op, nin):
     return [Case({"lr": 0.1, "t": 1}, (S2,) * 5, zeros=(2, 3, 4))]
 
 
+def _idx_values(n, hi):
+    return np.arange(n, dtype=np.float32) % hi
+
+
+def _clip_cases(op, nin):
+    return [Case({"a_min": lo, "a_max": hi}, (S2,)) for lo, hi in ((-0.5, 0.5), (0.1, 0.6))]
+
+
+def _slice_cases(op, nin):
+    return [Case({"begin": b, "end": e}, (S2,)) for b, e in (((1,), (3,)), ((0, 1), (4, 5)),
+                                                             ((1, None), (None, 4)))]
+
+
+def _take_cases(op, nin):
+    return [Case({"axis": 0}, (S2, (3,)), values={1: np.array([3, 0, 2], np.float32)}),
+            Case({"axis": 0, "mode": "wrap"}, (S2, (2,)), values={1: np.array([5, 1], np.float32)})]
+
+
+def _concat_cases(op, nin):
+    return [Case({"num_args": n, "dim": dim}, ((4, 6),) * n) for dim in (0, 1)
+            for n in ((2, 3) if nin is None else (nin,))]
+
+
+def _stack_cases(op, nin):
+    return [Case({"num_args": n, "axis": ax}, ((4, 6),) * n) for ax in (0, 1)
+            for n in ((2, 3) if nin is None else (nin,))]
+
+
+def _sbconv_cases(op, nin):
+    p = {"kernel": (3, 3), "num_filter": 4, "pad": (1, 1), "bsize": (5, 5)}
+    return [Case(p, ((2, 3, 11, 13), (2, 11, 13), None, None)),
+            Case(dict(p, no_bias=True), ((2, 3, 11, 13), (2, 11, 13), None))]
+
+
+def _bottleneck_cases(op, nin):
+    return [Case({"num_filter": 4, "bsize": (5, 5)}, ((2, 16, 10, 12), (2, 1, 10, 12))
+                 + (None,) * 15, positive=True)]
+
+
+def _embedding_cases(op, nin):
+    ids = np.array([[1, 3, 0, 5, 2, 4], [4, 4, 1, 0, 3, 2], [0, 5, 5, 1, 2, 3],
+                    [2, 1, 0, 3, 5, 4]], np.float32)
+    return [Case({"input_dim": 6, "output_dim": 6}, (S2, (6, 6)), values={0: ids})]
+
+
+def _bwd_embedding_cases(op, nin):
+    ids = np.array([[1, 3, 0, 5, 2, 4], [4, 4, 1, 0, 3, 2], [0, 5, 5, 1, 2, 3],
+                    [2, 1, 0, 3, 5, 4]], np.float32)
+    grads = (True, False) if "sparse_grad" in op.params.fields else (None,)
+    return [Case(dict({"input_dim": 6, "output_dim": 5},
+                      **({} if g is None else {"sparse_grad": g})), ((4, 6, 5), S2),
+                 values={1: ids}) for g in grads]
+
+
+def _fc_cases(op, nin):
+    shapes = {2: (S2, (3, 6)), 3: (S2, (3, 6), (3,))}[nin]
+    return [Case({"num_hidden": 3, "no_bias": nin == 2}, shapes)]
+
+
+def _bwd_fc_cases(op, nin):
+    return [Case({"num_hidden": 3}, ((4, 3), S2, (3, 6)))]
+
+
+def _bwd_softmax_cases(op, nin):
+    label = np.array([0, 2, 5, 1], np.float32)
+    if nin == 3:
+        return [Case({"out_grad": True}, (S2, (4,), S2), values={1: label}, positive=True)]
+    return [Case({}, (S2, (4,)), values={1: label}, positive=True),
+            Case({}, (S2, (4, 1)), values={1: label.reshape(4, 1)}, positive=True)]
+
+
 OVERRIDES = {
+    "clip": _clip_cases, "slice": _slice_cases, "take": _take_cases,
+    "Concat": _concat_cases, "Embedding": _embedding_cases,
+    "_contrib_SparseEmbedding": _embedding_cases, "FullyConnected": _fc_cases,
+    "_backward_Embedding": _bwd_embedding_cases,
+    "_backward_SparseEmbedding": _bwd_embedding_cases,
+    "_backward_FullyConnected": _bwd_fc_cases, "_backward_SoftmaxOutput": _bwd_softmax_cases,
+    "stack": _stack_cases, "_contrib_SparseBlockConvolution": _sbconv_cases,
+    "_contrib_SparseBottleneck": _bottleneck_cases,
     "dot": _dot_cases,
     "batch_dot": lambda op, nin: [Case({"transpose_a": ta, "transpose_b": tb},
                                        ((2, 4, 3) if not ta else (2, 3, 4),
@@ -208,6 +288,25 @@ def _red_shape(p):
         return tuple(1 if i in axes else d for i, d in enumerate(S2))
     rest = tuple(d for i, d in enumerate(S2) if i not in axes)
     return rest or (1,)
+
+
+def is_backward(op):
+    return op.name.startswith(("_backward_", "_contrib_backward_"))
+
+
+def dense_only(op):
+    """Every row takes and gives default storage only (the row is its own reference)."""
+    return all(all(x == D for x in r.ins if x != "...") and r.ins[:1] != ("...",)
+               and all(o == D for o in r.outs) for r in op.dispatch)
+
+
+def skip_reason(op):
+    """Why the sweep may skip an op it has no builder for, or None (then it must fail)."""
+    if is_backward(op):
+        return "backward op without a sweep builder (the brief allows skipping these)"
+    if dense_only(op):
+        return "dense-only op: its rows are their own dense reference"
+    return None
 
 
 def cases_for(op, nin):

@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 import pytest
-from sweep_cases import cases_for
+from sweep_cases import OVERRIDES, cases_for, skip_reason
 
 import sparsym as mx
 from sparsym import storage as st
@@ -25,6 +25,9 @@ from sparsym.ops.registry import all_ops
 
 D, R, C = "default", "row_sparse", "csr"
 VARIANTS = ("random", "empty", "full")
+# Rows the sweep shows to be wrong, owned elsewhere; strict xfail: a fix makes them XPASS,
+# which fails until the entry is removed.
+KNOWN_BUGS: dict = {}
 
 
 def _unique_ops():
@@ -46,7 +49,16 @@ def _expand(ins, nin):
         last = fixed[-1] if fixed else "*"
         ins = tuple(fixed + [last] * (nin - len(fixed)))
     choices = [(D, R, C) if s == "*" else (s,) for s in ins]
-    return list(itertools.product(*choices))
+    if sum(len(c) > 1 for c in choices) <= 2:
+        return list(itertools.product(*choices))
+    # wider rows: every free input default, one sparse input at a time, all the same
+    base = tuple(c[0] for c in choices)
+    out = [base]
+    for i, c in enumerate(choices):
+        out += [base[:i] + (x,) + base[i + 1:] for x in c[1:]]
+    for x in (R, C):
+        out.append(tuple(x if len(c) > 1 else c[0] for c in choices))
+    return list(dict.fromkeys(out))
 
 
 def _dense_value(shape, variant, rng, positive, dtype=np.float32):
@@ -92,12 +104,16 @@ def _build(op, case, stypes, variant, seed):
     return raws
 
 
-def _shapes_ok(op, attrs, shapes):
+def _infer(op, attrs, shapes):
+    """(completed input shapes, output shapes), or None when the shapes do not fit the op."""
     try:
-        op.infer_shape(attrs, [tuple(s) for s in shapes], [None] * op.n_outputs(attrs))
-    except (rules.Conflict, mx.MXNetError, ValueError, TypeError, IndexError):
-        return False
-    return True
+        ins, outs = op.infer_shape(attrs, [None if s is None else tuple(s) for s in shapes],
+                                   [None] * op.n_outputs(attrs))
+    except (rules.Conflict, mx.MXNetError, ValueError, TypeError, IndexError, KeyError):
+        return None
+    if not all(rules.known(o) for o in list(ins) + list(outs)):
+        return None
+    return tuple(tuple(i) for i in ins), tuple(tuple(o) for o in outs)
 
 
 def _dense_row(op):
@@ -122,10 +138,30 @@ def _close(a, b, what):
 def test_row_matches_dense_kernel(name, idx):
     op = mx.ops.get_op(name)
     row = op.dispatch[idx]
+    if name not in OVERRIDES and skip_reason(op):
+        pytest.skip(skip_reason(op))
+    if name in KNOWN_BUGS:
+        failure = None
+        try:
+            _sweep_row(name, idx, op, row)
+        except (AssertionError, mx.MXNetError, TypeError, ValueError) as err:
+            failure = f"{type(err).__name__}: {str(err)[:200]}"
+        if failure is None:
+            pytest.fail(f"{name} row {idx} now passes: remove it from KNOWN_BUGS")
+        pytest.xfail(f"{KNOWN_BUGS[name]} ({failure})")
+    _sweep_row(name, idx, op, row)
+
+
+def _sweep_row(name, idx, op, row):
     ref_row = _dense_row(op)
     assert ref_row is not None, f"{name}: no dense reference row"
     fixed = len([s for s in row.ins if s != "..."])
-    nins = [fixed] if "..." not in row.ins else [2, 3, 5]
+    if "..." not in row.ins:
+        nins = [fixed]
+    elif name in OVERRIDES:
+        nins = sorted({len(c.shapes) for c in OVERRIDES[name](op, None)})
+    else:
+        nins = [2, 3, 5]
     ran = 0
     problems = []
     for nin in nins:
@@ -136,8 +172,14 @@ def test_row_matches_dense_kernel(name, idx):
             if len(case.shapes) != nin:
                 continue
             attrs = op.params.parse(name, dict(case.params))
-            if not _shapes_ok(op, attrs, case.shapes):
+            done = _infer(op, attrs, case.shapes)
+            if done is None:
                 continue
+            case.shapes, out_shapes = done
+            if op.needs_is_train:
+                attrs = type(attrs)(attrs, __is_train__=False)
+            if op.needs_out_shapes:
+                attrs = type(attrs)(attrs, __out_shapes__=out_shapes)
             for stypes in _expand(row.ins, nin):
                 if C in stypes and any(len(s) != 2 for s, t in zip(case.shapes, stypes)
                                        if t == C):
