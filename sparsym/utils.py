@@ -12,6 +12,11 @@ def atomic_write(fname, data: bytes):
     d = os.path.dirname(os.path.abspath(fname))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=d)
     try:
+        # mkstemp creates 0600 files; give the file the mode a plain open() would
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = os.stat(fname).st_mode & 0o777 if os.path.exists(fname) else 0o666 & ~umask
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
