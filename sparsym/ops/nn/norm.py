@@ -60,6 +60,13 @@ def _bn_fwd(a, xs):
         xd = x.astype(np.float64) if x.dtype == np.float16 else x
         mean = xd.mean(axis=red)
         var = ((xd - mean.reshape(bs)) ** 2).mean(axis=red)
+        # MXNet: moving = moving * momentum + batch * (1 - momentum); the aux arrays are
+        # updated in place (they are the executor's persistent aux states)
+        mom = a.momentum
+        mm *= mom
+        mm += (1 - mom) * mean.astype(mm.dtype)
+        mv *= mom
+        mv += (1 - mom) * var.astype(mv.dtype)
     else:
         mean, var = mm.astype(np.float64), mv.astype(np.float64)
     invstd = 1.0 / np.sqrt(var + a.eps)
@@ -71,7 +78,7 @@ def _bn_fwd(a, xs):
 
 
 def _bn_bwd(a, xs):
-    g, x, gamma, mean, invstd = xs[:5]
+    g, x, gamma, mean, invstd = xs
     red, bs = _layout(a, x)
     gam = np.ones_like(gamma) if a.fix_gamma else gamma
     xhat = (x - mean.reshape(bs)) * invstd.reshape(bs)
@@ -85,24 +92,13 @@ def _bn_bwd(a, xs):
         dx = g * (gam * invstd).reshape(bs)
     if a.fix_gamma:
         dgamma = np.zeros_like(gamma)
-    if _batch_stats(a) and len(xs) == 7:
-        # MXNet 1.9 (CPU) updates the moving statistics in the backward pass, in place (they
-        # are the executor's persistent aux arrays): moving = moving * m + batch * (1 - m),
-        # with the biased batch variance
-        mm, mv, mom = xs[5], xs[6], a.momentum
-        var = 1.0 / (invstd.astype(np.float64) ** 2) - a.eps
-        mm *= mom
-        mm += ((1 - mom) * mean).astype(mm.dtype)
-        mv *= mom
-        mv += ((1 - mom) * var).astype(mv.dtype)
     dt = x.dtype
     return (dx.astype(dt, copy=False), dgamma.astype(gamma.dtype, copy=False),
             dbeta.astype(gamma.dtype, copy=False))
 
 
 def _bn_grad(node, og):
-    ins = [og[0], node.inputs[0], node.inputs[1], (node, 1), (node, 2), node.inputs[3],
-           node.inputs[4]]
+    ins = [og[0], node.inputs[0], node.inputs[1], (node, 1), (node, 2)]
     return multi_bw("_backward_BatchNorm", ins, node, "backward", 3, **kept(node)) + [None, None]
 
 
@@ -117,7 +113,7 @@ def _bn_bwd_shape(attrs, ins, outs):
 register(OpDef(
     "BatchNorm", params=_BN,
     inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
-    aux=("moving_mean", "moving_var"), needs_is_train=True,
+    aux=("moving_mean", "moving_var"), mutates=(3, 4), needs_is_train=True,
     num_outputs=3, num_visible_outputs=lambda a: 3 if a.output_mean_var else 1,
     output_names=("output", "mean", "var"),
     dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_fwd),),
@@ -125,9 +121,8 @@ register(OpDef(
     doc="""Batch normalization over all axes but ``axis``.
 
     Training (``is_train=True`` and not use_global_stats): normalise with the batch mean and
-    (biased) variance; the backward pass then updates the auxiliary states in place,
-    ``moving = moving * momentum + batch * (1 - momentum)`` (as MXNet 1.9 on CPU, where a
-    training forward without backward leaves them unchanged). Otherwise use the moving
+    (biased) variance and update the auxiliary states in place:
+    ``moving = moving * momentum + batch * (1 - momentum)``. Otherwise use the moving
     statistics. ``fix_gamma=True`` uses gamma = 1 and gives gamma a zero gradient. With
     ``output_mean_var`` the outputs are (out, mean, inverse std) as in MXNet.
 
@@ -150,8 +145,7 @@ register(OpDef(
     (['x', 'bn_gamma', 'bn_beta'], ['bn_moving_mean', 'bn_moving_var'])
     """))
 register(OpDef(
-    "_backward_BatchNorm", params=_BN,
-    inputs=("ograd", "data", "gamma", "mean", "invstd", "moving_mean", "moving_var"),
-    num_outputs=3, needs_is_train=True, mutates=(5, 6),
-    dispatch=(Dispatch((D, D, D, D, D, D, D), (D,), _bn_bwd),),
+    "_backward_BatchNorm", params=_BN, inputs=("ograd", "data", "gamma", "mean", "invstd"),
+    num_outputs=3, needs_is_train=True,
+    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_bwd),),
     infer_shape=_bn_bwd_shape, infer_type=rules.same_type))
