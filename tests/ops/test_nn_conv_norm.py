@@ -48,6 +48,13 @@ def test_batchnorm_training_and_moving_stats(fix_gamma, axis):
     exe.backward(mx.nd.array(rng.randn(*x.shape), dtype="float64"))
     if fix_gamma:
         assert np.all(exe.grad_dict["bn_gamma"].asnumpy() == 0)
+    # use_global_stats: the moving statistics are used and never updated
+    gs = mx.sym.BatchNorm(mx.sym.var("x"), use_global_stats=True, axis=axis, name="bn")
+    e2 = gs.simple_bind(mx.cpu(), x=x.shape)
+    e2.aux_dict["bn_moving_var"][:] = np.ones(c)
+    e2.forward(is_train=True)
+    e2.backward(mx.nd.ones(x.shape))
+    assert np.all(e2.aux_dict["bn_moving_mean"].asnumpy() == 0)
 
 
 @pytest.mark.parametrize("fix_gamma", [True, False])

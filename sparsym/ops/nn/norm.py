@@ -123,7 +123,10 @@ register(OpDef(
     Training (``is_train=True`` and not use_global_stats): normalise with the batch mean and
     (biased) variance and update the auxiliary states in place:
     ``moving = moving * momentum + batch * (1 - momentum)``. Otherwise use the moving
-    statistics. ``fix_gamma=True`` uses gamma = 1 and gives gamma a zero gradient. With
+    statistics. (MXNet 1.9 applies the same update during the backward pass instead, so
+    there a training forward without backward leaves the statistics unchanged; here the
+    training forward updates them, as the fused SBNet blocks do.)
+    ``fix_gamma=True`` uses gamma = 1 and gives gamma a zero gradient. With
     ``output_mean_var`` the outputs are (out, mean, inverse std) as in MXNet.
 
     Parameters
