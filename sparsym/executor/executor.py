@@ -101,7 +101,8 @@ class Executor:
         self._monitor = None
         self._monitor_all = False
         self._arg_index = None
-        self._state = None  # None | 'infer' (forward only) | 'train' (backward can run)
+        # None | 'infer' (forward only) | 'train' (backward can run) | 'spent' (after backward)
+        self._state = None
         self._last_is_train = False
         self._names = None
         self._out_names = None
@@ -264,6 +265,13 @@ class Executor:
         out_grads : NDArray, list of NDArray or dict {output name: NDArray}, optional
             Head gradients; required for outputs that are not loss heads.
         is_train : bool
+
+        Notes
+        -----
+        Intermediate results are released as soon as backward has read them. A second
+        backward without a new forward recomputes the forward pass (same values), except
+        for graphs whose training forward is not repeatable (Dropout, BatchNorm), where it
+        raises MXNetError.
         """
         plan = self._plan
         if not plan.backward_steps and all(e is None for e in plan.grad_eids):
@@ -292,11 +300,18 @@ class Executor:
                     "attempting to minimize the output as an objective, please modify your "
                     "network and pass it through the make_loss symbol.")
             g = out_grads[i]._raw
+            if st.stype_of(g) != plan.stypes[e]:  # MXNet copies into the inferred stype
+                g = st.cast_raw(g, plan.stypes[e])
             if tuple(g.shape) != tuple(plan.shapes[e]):
                 raise ShapeError(f"backward: head gradient {i} ({self.output_names[i]}) has "
                                  f"shape {tuple(g.shape)}, expected {tuple(plan.shapes[e])}")
             heads.append((e, g))
         if self._state != "train":
+            if self._state == "spent" and self._last_is_train and plan.stateful_forward:
+                raise MXNetError(
+                    "backward called again without a new forward: the intermediate results "
+                    "were released and this graph's training-mode forward is not repeatable "
+                    "(Dropout masks, BatchNorm statistics); call forward(is_train=True) first")
             # the last forward dropped what backward reads (inference schedule, or a
             # previous backward released it): recompute it in the same mode
             self._forward(self._last_is_train, keep=True)
@@ -316,7 +331,7 @@ class Executor:
             _write(garr, env[e], req)
         # free everything but the bound arrays; a second backward recomputes forward
         self._env = [None] * len(env)
-        self._state = "infer"
+        self._state = "spent"
 
     def _zero_unreached_grads(self):
         for garr, req in zip(self.grad_arrays, self._plan.grad_reqs):

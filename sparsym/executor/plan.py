@@ -86,6 +86,7 @@ class Plan:
     memory: MemoryPlan = None
     build_seconds: float = 0.0
     build_times: tuple = ()     # (phase, seconds) for the passes that built this plan
+    stateful_forward: bool = False  # a forward op depends on is_train or updates state
 
     @property
     def input_names(self):
@@ -196,7 +197,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
                              f"{[str(typ[e]) for e in graph.in_eids(k)]}")
     mark("infer_type")
     st, choice = infer_storage(graph, {graph.eid(by_name[k]): v for k, v in stypes.items()
-                                       if k in by_name}, report=False)
+                                       if k in by_name}, report=False, ties=ties)
 
     mark("infer_storage")
     arg_eids = tuple(graph.eid(n) for n in args)
@@ -285,7 +286,9 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
         head_eids=head_eids, head_grad_eids=hg_eids, grad_eids=grad_eids, grad_reqs=reqs,
         shapes=tuple(shp), dtypes=tuple(typ), stypes=tuple(st),
         forward_steps=tuple(fsteps), backward_steps=tuple(bsteps), fallbacks=tuple(fallbacks),
-        memory=mem, build_seconds=time.perf_counter() - t0, build_times=tuple(phases))
+        memory=mem, build_seconds=time.perf_counter() - t0, build_times=tuple(phases),
+        stateful_forward=any(n.op is not None and (n.op.needs_is_train or n.op.mutates or n.op.aux)
+                             for n in fwd.nodes))
 
 
 def _out_name(entry):

@@ -287,3 +287,17 @@ def test_kernel_errors_keep_type_and_name_the_node():
         assert str(err.value).count("while executing") == 1
     finally:
         registry._OPS.pop("_test_fails", None)
+
+
+def test_second_backward_recomputes_or_refuses_for_stateful_graphs():
+    x = mx.sym.var("x")
+    drop = mx.sym.Dropout(x, p=0.5).simple_bind(mx.cpu(), x=(50,))
+    drop.forward(is_train=True, x=np.ones(50, np.float32))
+    drop.backward(mx.nd.ones(50))
+    first = drop.grad_dict["x"].asnumpy().copy()
+    np.testing.assert_allclose(first, drop.outputs[0].asnumpy())   # mask / (1 - p)
+    with pytest.raises(MXNetError, match="backward called again without a new forward"):
+        drop.backward(mx.nd.ones(50))
+    drop.forward(is_train=False)
+    drop.backward(mx.nd.ones(50))      # inference forward: deterministic, recomputed
+    np.testing.assert_allclose(drop.grad_dict["x"].asnumpy(), np.ones(50))
