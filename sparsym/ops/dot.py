@@ -83,17 +83,6 @@ def _dot_rsp_dns(r, b, transpose_a):
     return out.reshape((r.shape[0],) + b.shape[1:])
 
 
-def _dot_any(a, xs):
-    """The requested forward_stype with no dedicated kernel: a dense product, then cast
-    (MXNet reaches the same result through its storage fallback)."""
-    x, y = xs
-    if isinstance(x, st.CSR) and not a.transpose_a:
-        out = kcsr.dot_csr_dns(x, np.ascontiguousarray(_t(st.todense(y), a.transpose_b)))
-    else:
-        out = _dot_dense(a, [st.todense(x), st.todense(y)])[0]
-    return (st.cast_raw(np.ascontiguousarray(out), a.forward_stype),)
-
-
 def _rows():
     k = kcsr
     return (
@@ -130,10 +119,6 @@ def _rows():
         # beyond MXNet (fallback there): row_sparse . dense touches only the stored rows
         Dispatch((R, D), (D,), lambda a, xs: (_dot_rsp_dns(xs[0], xs[1], a.transpose_a),),
                  when=lambda a, s: not a.transpose_b and a.forward_stype in (None, D)),
-        # a requested forward_stype without a kernel: MXNet's fallback gives that stype too
-        Dispatch(("*", "*"), (D,), _dot_any, when=_fs(D)),
-        Dispatch(("*", "*"), (R,), _dot_any, when=_fs(R)),
-        Dispatch(("*", "*"), (C,), _dot_any, when=_fs(C)),
     )
 
 
@@ -149,10 +134,13 @@ def dot_grad(node, og):
     else:
         ga = bw("dot", [b, g], node, "lhs_grad", transpose_a=tb, transpose_b=True,
                 forward_stype=D)
+    # MXNet's _backward_dot falls back to dense grads when forward_stype='csr'
+    fs_b = D if node.params.forward_stype == C else None
     if not tb:
-        gb = bw("dot", [a, g], node, "rhs_grad", transpose_a=not ta)
+        gb = bw("dot", [a, g], node, "rhs_grad", transpose_a=not ta, forward_stype=fs_b)
     else:
-        gb = bw("dot", [g, a], node, "rhs_grad", transpose_a=True, transpose_b=ta)
+        gb = bw("dot", [g, a], node, "rhs_grad", transpose_a=True, transpose_b=ta,
+                forward_stype=D)
     return [ga, gb]
 
 

@@ -243,4 +243,7 @@ def resolve_dispatch(op: OpDef, attrs, in_stypes, n_out=None):
             dense = all(s == "default" for s in in_stypes) and all(s == "default" for s in outs)
             return row, outs, ("dense" if dense else "sparse")
     dense_row = op.dispatch[0]
-    return dense_row, ("default",) * n_out, "fallback"
+    # MXNet: a requested forward_stype (dot) without a kernel falls back to dense and
+    # casts the result to the requested stype
+    fs = attrs.get("forward_stype") if hasattr(attrs, "get") else None
+    return dense_row, ((fs or "default"),) * n_out, "fallback"

@@ -30,9 +30,16 @@ def var_stype(node) -> str:
     return ID_STYPE[sid]
 
 
-def infer_storage(graph, known, report=True):
+def infer_storage(graph, known, report=True, ties=()):
     """Return (per-entry stypes, per-node (row, mode)) for variables' ``__storage_type__``
-    and ``known`` (eid -> stype). Fallback nodes are reported by the policy when ``report``."""
+    and ``known`` (eid -> stype). Fallback nodes are reported by the policy when ``report``.
+
+    ties: (head eid, head-gradient eid) pairs; a head gradient takes its head's stype, as
+    MXNet's simple_bind does (so abs(row_sparse) gets a row_sparse gradient)."""
+    tied = {}
+    for h, g in ties:
+        if g is not None and g not in known:
+            tied.setdefault(h, []).append(g)
     stypes = ["default"] * graph.num_entries
     for n in graph.input_nodes:
         stypes[graph.eid(n)] = var_stype(n)
@@ -52,6 +59,8 @@ def infer_storage(graph, known, report=True):
             report_fallback(node.op.name, node.params.to_strings(), ins, outs)
         for e, s in zip(graph.out_eids(k), outs):
             stypes[e] = s
+            for g in tied.get(e, ()):
+                stypes[g] = s
         choice[k] = (row, mode)
         if verbose:
             lines = [f"node {k} {node.op.name}: {_MODE_NAMES[mode]}"]
