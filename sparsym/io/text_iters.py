@@ -303,9 +303,9 @@ class LibSVMIter(_BatchLoader):
     chunk_bytes : int
         Bytes parsed at a time (files larger than memory stream).
     prefetch_buffer : int
-        Chunks parsed ahead in a background thread (at most 4). The default 0 parses on
-        demand: MXNet defaults to 4, but on 2 shared cores the overlap measured no gain
-        (the parse kernel is itself parallel).
+        Chunks (of ``chunk_bytes``) parsed ahead in a background thread while the caller
+        trains, as MXNet's iterator does (at most 4); 0 parses on demand in the caller's
+        thread. Used only when Numba's threading layer is thread-safe (omp or tbb).
     ctx : ignored (MXNet compatibility).
 
     Examples
@@ -319,7 +319,7 @@ class LibSVMIter(_BatchLoader):
     """
 
     def __init__(self, data_libsvm, data_shape, label_libsvm="NULL", label_shape=(1,),
-                 batch_size=1, num_parts=1, part_index=0, round_batch=True, prefetch_buffer=0,
+                 batch_size=1, num_parts=1, part_index=0, round_batch=True, prefetch_buffer=4,
                  ctx=None, dtype=None, data_name="data", label_name="softmax_label",
                  chunk_bytes=_CHUNK):
         data_shape = _shape_tuple(data_shape, "LibSVMIter: data_shape")
