@@ -433,8 +433,8 @@ def _ctx(ctx):
 def array(source_array, ctx=None, dtype=None):
     """Create an array from a list, numpy array, NDArray or scipy sparse matrix.
 
-    The default dtype is the source's for an NDArray or numpy array source... following
-    MXNet 1.9: ``float32`` unless the source is an NDArray, or ``dtype`` is given.
+    The default dtype follows MXNet 1.9: the source's for an NDArray (or a scipy matrix,
+    which gives a csr array), ``float32`` for anything else, numpy arrays included.
     """
     from .sparse import _is_scipy_sparse, csr_matrix
     if _is_scipy_sparse(source_array):
@@ -443,8 +443,8 @@ def array(source_array, ctx=None, dtype=None):
         out = source_array.astype(dtype or source_array.dtype)
         out._ctx = _ctx(ctx)
         return out
-    if dtype is None:
-        dtype = source_array.dtype if isinstance(source_array, np.ndarray) else np.float32
+    if dtype is None:  # MXNet 1.9: float32 for every non-NDArray source, numpy included
+        dtype = np.float32
     try:
         raw = np.array(source_array, dtype=dtype_of(dtype), copy=True)
     except (TypeError, ValueError) as err:
