@@ -212,7 +212,7 @@ def test_adjoint_identity_with_overlap(layout, transpose):
                                           layout).shape)
     gx = nd.sparse_gather(mx.nd.array(x, dtype=np.float64), mx.nd.array(idx, dtype=np.int32),
                           **kw).asnumpy()
-    sg = nd.sparse_scatter(mx.nd.array(g), mx.nd.array(idx, dtype=np.int32),
+    sg = nd.sparse_scatter(mx.nd.array(g, dtype=np.float64), mx.nd.array(idx, dtype=np.int32),
                            mx.nd.zeros(shape, dtype=np.float64), add=True, **kw).asnumpy()
     assert np.isclose((gx * g).sum(), (x * sg).sum(), rtol=1e-12)
     exe = executor(_graph("gather", kw), {"x": x, "idx": idx}, {"x": "write", "idx": "null"})
