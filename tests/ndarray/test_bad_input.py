@@ -1,0 +1,47 @@
+"""Malformed sparse input raises typed errors naming the constructor/op, expected vs got."""
+import numpy as np
+import pytest
+
+import sparsym as mx
+from sparsym.base import DTypeError, ShapeError, StorageError
+
+nd = mx.nd
+
+
+@pytest.mark.parametrize("parts,shape,match", [
+    (([1.0, 2.0], [0, 7], [0, 1, 2]), (2, 3), r"column indices must be in \[0, 3\).*7"),
+    (([1.0, 2.0], [0, 1], [0, 2, 1]), (2, 3), "non-decreasing|start at 0 and end"),
+    (([1.0, 2.0], [0, 1], [0, 2]), (2, 3), r"indptr must have length rows\+1 = 3, got 2"),
+    (([1.0, 2.0], [0], [0, 1, 2]), (2, 3), "same length, got 1 and 2"),
+    (([1.0], [0.5], [0, 1, 1]), (2, 3), "must be integers"),
+])
+def test_bad_csr_parts(parts, shape, match):
+    with pytest.raises(StorageError, match=match) as err:
+        nd.sparse.csr_matrix(parts, shape=shape)
+    assert "csr_matrix" in str(err.value)
+
+
+def test_bad_row_sparse_parts():
+    with pytest.raises(StorageError, match=r"row indices must be in \[0, 3\)"):
+        nd.sparse.row_sparse_array(([[1.0, 2.0]], [3]), shape=(3, 2))
+    with pytest.raises(StorageError, match="data has 2 rows but indices has 1"):
+        nd.sparse.row_sparse_array(([[1.0, 2.0], [3.0, 4.0]], [0]), shape=(3, 2))
+    with pytest.raises(ShapeError, match="row shape"):
+        nd.sparse.row_sparse_array(([[1.0, 2.0, 3.0]], [0]), shape=(3, 2))
+
+
+def test_mismatched_shapes_and_dtypes_name_the_op_and_input():
+    a = nd.sparse.csr_matrix(np.eye(3, dtype=np.float32))
+    with pytest.raises(ShapeError, match=r"elemwise_add.*expected \(3, 3\), got \(2, 2\)"):
+        nd.elemwise_add(a, nd.ones((2, 2)).tostype("csr"))
+    with pytest.raises(ShapeError, match="dot"):
+        nd.dot(a, nd.ones((4, 2)))
+    with pytest.raises(DTypeError, match="elemwise_add.*dtype inconsistent for input 'rhs'.*float"):
+        nd.elemwise_add(a, nd.ones((3, 3), dtype="float64").tostype("csr"))
+
+
+def test_csr_needs_two_dims_and_bad_stype():
+    with pytest.raises((StorageError, ShapeError)):
+        nd.ones((2, 3, 4)).tostype("csr")
+    with pytest.raises(StorageError, match="invalid storage type"):
+        nd.ones((2, 3)).tostype("coo")
