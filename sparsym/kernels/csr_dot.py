@@ -12,6 +12,9 @@ nnz-balanced row blocks and run in parallel above ``csr._PAR_MIN_WORK`` multiply
 """
 from __future__ import annotations
 
+import os
+import time
+
 import numba
 import numpy as np
 from numba import njit, prange
@@ -45,11 +48,27 @@ def _cols2(x, last):
     return x.reshape(int(np.prod(x.shape[:-1], dtype=np.int64)), last)
 
 
+_LOAD = [0.0, 0.0]  # (checked at, 1-minute load average)
+
+
+def _busy(nt):
+    """True when the machine's run queue already fills the threads we would use: a
+    parallel region then waits for a descheduled worker (ms) instead of saving time."""
+    now = time.monotonic()
+    if now - _LOAD[0] > 1.0:
+        try:
+            _LOAD[1] = os.getloadavg()[0]
+        except OSError:
+            _LOAD[1] = 0.0
+        _LOAD[0] = now
+    return _LOAD[1] > nt - 0.5
+
+
 def _blocks(ptr, work):
     """Boundaries splitting segments of ``ptr`` into cost-balanced blocks, or None (serial)."""
     m = len(ptr) - 1
     nt = numba.get_num_threads()
-    if nt < 2 or m < 2 or work < _csr_mod()._PAR_MIN_WORK:
+    if nt < 2 or m < 2 or work < _csr_mod()._PAR_MIN_WORK or _busy(nt):
         return None
     nb = min(m, 4 * nt)
     total = int(ptr[-1])
@@ -258,8 +277,33 @@ def _transpose_compact(a: CSR):
     return uniq, colptr, rows_t, src_t
 
 
+@njit(cache=True)
+def _scatter_t(data, indptr, pos, b, out):
+    # out[pos[p]] += data[p] * b[row(p)]: serial (output rows collide); out zero-initialised
+    k = np.uint64(b.shape[1])
+    for i in range(len(indptr) - 1):
+        ui = np.uint64(i)
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            v = data[p]
+            o = np.uint64(pos[p])
+            for j in range(k):
+                out[o, j] += v * b[ui, j]
+
+
 def _csrT_rows(a: CSR, data, bb):
-    """(uniq, a.T @ bb restricted to the stored columns uniq)."""
+    """(uniq, a.T @ bb restricted to the stored columns uniq).
+
+    Serial: scatter through each entry's compact column. Parallel (a free machine, enough
+    work): a compact transpose first, then independent output rows.
+    """
+    work = a.nnz * bb.shape[1] + a.shape[1] // 8
+    if _blocks(np.array([0, a.nnz, a.nnz], dtype=IDX), work) is None:
+        from .csr import _unique_cols
+        uniq, pos = _unique_cols(a.indices[:a.nnz], a.shape[1])
+        out = np.zeros((len(uniq), bb.shape[1]), dtype=bb.dtype)
+        if a.nnz and bb.shape[1]:
+            _scatter_t(data, a.indptr, pos, bb, out)
+        return uniq, out
     uniq, colptr, rows_t, src_t = _transpose_compact(a)
     out = np.zeros((len(uniq), bb.shape[1]), dtype=bb.dtype)
     if len(uniq) and bb.shape[1]:
