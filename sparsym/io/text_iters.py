@@ -339,7 +339,9 @@ class LibSVMIter(_BatchLoader):
 
         def reader(path, nf, dt):
             def make():
-                return LibSVMReader(path, nf, chunk_bytes, num_parts, part_index, dt)
+                # in the background thread one core parses, the other trains
+                return LibSVMReader(path, nf, chunk_bytes, num_parts, part_index, dt,
+                                    parallel=not threaded)
             if threaded:
                 return lambda: _Prefetch(make, depth)
             return make

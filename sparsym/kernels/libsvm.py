@@ -19,6 +19,7 @@ number and what was wrong.
 from __future__ import annotations
 
 import os
+import types
 
 import numpy as np
 from numba import config, njit, prange
@@ -327,6 +328,21 @@ def _parse_segments(buf, bounds, num_features, pow10, dtype_probe):
     return labels[:r], data[:z], indices[:z], indptr, lines, res
 
 
+def _serial_twin(kernel):
+    """A serial, GIL-free compile of ``kernel``'s Python function under its own name (so the
+    Numba cache keeps both). Parsing a few MB in a background thread is faster serial: the
+    parallel version pays a large fixed cost per call."""
+    f = kernel.py_func
+    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_serial", f.__defaults__,
+                           f.__closure__)
+    g.__qualname__ = f.__qualname__ + "_serial"
+    g.__module__ = f.__module__
+    return njit(cache=True, nogil=True)(g)
+
+
+_parse_segments_serial = _serial_twin(_parse_segments)
+
+
 # ----------------------------------------------------------------------------- python API
 def _as_u8(buf) -> np.ndarray:
     if isinstance(buf, np.ndarray):
@@ -371,7 +387,7 @@ def _token_text(b: np.ndarray, start: int) -> str:
 
 
 def parse_libsvm_chunk(buf, num_features: int, fname: str = "<buffer>", first_line_no: int = 1,
-                       dtype=np.float32):
+                       dtype=np.float32, parallel=True):
     """Parse LibSVM lines from ``buf`` into (labels, CSR, lines consumed).
 
     Parameters
@@ -384,6 +400,8 @@ def parse_libsvm_chunk(buf, num_features: int, fname: str = "<buffer>", first_li
         Used in error messages: the file name and the 1-based number of buf's first line.
     dtype : numpy dtype
         dtype of the CSR values. Labels are float32.
+    parallel : bool
+        Parse segments on several threads (False: one thread, without the GIL).
 
     Returns
     -------
@@ -408,7 +426,8 @@ def parse_libsvm_chunk(buf, num_features: int, fname: str = "<buffer>", first_li
     b = _as_u8(buf)
     num_features = int(num_features)
     probe = np.empty(0, np.float64 if np.dtype(dtype) == np.float64 else np.float32)
-    labels, data, indices, indptr, seg_lines, res = _parse_segments(
+    kernel = _parse_segments if parallel else _parse_segments_serial
+    labels, data, indices, indptr, seg_lines, res = kernel(
         b, _segment_bounds(b), num_features, _POW10, probe)
     bad = np.flatnonzero(res[:, 2])
     if len(bad):
@@ -461,6 +480,8 @@ class LibSVMReader:
         rows; together they cover every line exactly once.
     dtype : numpy dtype
         dtype of the CSR values.
+    parallel : bool
+        Parse each chunk on several threads (False: one thread, without the GIL).
 
     Examples
     --------
@@ -472,7 +493,7 @@ class LibSVMReader:
     """
 
     def __init__(self, path, num_features, chunk_bytes=16 << 20, num_parts=1, part_index=0,
-                 dtype=np.float32):
+                 dtype=np.float32, parallel=True):
         if num_parts < 1 or not 0 <= part_index < num_parts:
             raise ValueError(f"LibSVMReader: part_index must be in [0, num_parts={num_parts}), "
                              f"got {part_index}")
@@ -484,6 +505,7 @@ class LibSVMReader:
         self.num_parts = int(num_parts)
         self.part_index = int(part_index)
         self.dtype = dtype
+        self.parallel = parallel
         self.size = os.path.getsize(self.path)
         with open(self.path, "rb") as f:
             lo = self.part_index * self.size // self.num_parts
@@ -535,13 +557,15 @@ class LibSVMReader:
                 chunk = memoryview(buf)[:cut]
                 try:
                     labels, csr, lines = parse_libsvm_chunk(
-                        chunk, self.num_features, self.path, line_no, self.dtype)
+                        chunk, self.num_features, self.path, line_no, self.dtype,
+                        self.parallel)
                 except FormatError:
                     if self.begin == 0:
                         raise
                     # re-parse to name the absolute line number
                     parse_libsvm_chunk(chunk, self.num_features, self.path,
-                                       line_no + self.first_line_no - 1, self.dtype)
+                                       line_no + self.first_line_no - 1, self.dtype,
+                                       self.parallel)
                     raise
                 line_no += lines
                 if csr.shape[0]:
