@@ -166,6 +166,30 @@ def canonicalize_rsp(data, indices, shape) -> RSP:
 
 
 # ----------------------------------------------------------------------------- elementwise
+@njit(cache=True)
+def _add_rows(ad, bd, pa, pb, al, be, out):
+    # out row o = al*ad[pa[o]] + be*bd[pb[o]], an absent side (-1) contributing nothing
+    k = np.uint64(out.shape[1])
+    for o in range(out.shape[0]):
+        ia = pa[o]
+        ib = pb[o]
+        uo = np.uint64(o)
+        if ia >= 0 and ib >= 0:
+            ua = np.uint64(ia)
+            ub = np.uint64(ib)
+            for j in range(k):
+                out[uo, j] = al * ad[ua, j] + be * bd[ub, j]
+        elif ia >= 0:
+            ua = np.uint64(ia)
+            for j in range(k):
+                out[uo, j] = al * ad[ua, j]
+        else:
+            ub = np.uint64(ib)
+            for j in range(k):
+                out[uo, j] = be * bd[ub, j]
+
+
+@f16_safe
 def add_rsp_rsp(a: RSP, b: RSP, alpha=1.0, beta=1.0) -> RSP:
     """alpha*a + beta*b on the union of rows; inputs canonical, output canonical (zeros kept)."""
     _check_same(a, b, "add(row_sparse, row_sparse)")
@@ -180,10 +204,17 @@ def add_rsp_rsp(a: RSP, b: RSP, alpha=1.0, beta=1.0) -> RSP:
     pa = np.empty(na, dtype=IDX)
     pb = np.empty(nb, dtype=IDX)
     nu = _merge_union(a.indices, b.indices, idx, pa, pb)
-    out = np.zeros((nu,) + a.shape[1:], dtype=dt)
-    out[pa] = a.data * al if alpha != 1 else a.data
-    out[pb] += b.data * be if beta != 1 else b.data
-    return RSP(out, idx[:nu].copy(), a.shape)
+    src_a = np.full(nu, -1, dtype=IDX)
+    src_b = np.full(nu, -1, dtype=IDX)
+    src_a[pa] = np.arange(na, dtype=IDX)
+    src_b[pb] = np.arange(nb, dtype=IDX)
+    k = _tail_size(a.shape)
+    out = np.empty((nu, k), dtype=dt)
+    if nu and k:
+        _add_rows(np.ascontiguousarray(a.data, dtype=dt).reshape(na, k),
+                  np.ascontiguousarray(b.data, dtype=dt).reshape(nb, k), src_a, src_b,
+                  al, be, out)
+    return RSP(out.reshape((nu,) + a.shape[1:]), idx[:nu].copy(), a.shape)
 
 
 def union_apply_rsp(a: RSP, b: RSP, fn) -> RSP:
