@@ -14,3 +14,9 @@ sparse.__dict__.update({"csr_matrix": sparse.csr_matrix, "row_sparse_array":
                         "array": sparse.array})
 from . import random  # noqa: F401,E402  (mx.nd.random)
 from . import contrib  # noqa: F401,E402  (mx.nd.contrib)
+
+# mx.nd._internal: every registered op under its own name, as in MXNet
+import types as _types  # noqa: E402
+
+_internal = _types.ModuleType("sparsym.ndarray._internal", "All operators by registered name.")
+_populate(_internal.__dict__)

@@ -20,3 +20,8 @@ sparse.Variable = Variable
 sparse.var = var
 from . import contrib  # noqa: F401,E402  (mx.sym.contrib)
 from .creation import arange, full, ones, random, zeros  # noqa: F401,E402
+
+# mx.sym._internal: every registered op under its own name (MXNet scripts call
+# mx.sym._internal._square_sum and friends)
+_internal = _types.ModuleType("sparsym.symbol._internal", "All operators by registered name.")
+_populate(_internal.__dict__)
