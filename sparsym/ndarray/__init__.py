@@ -1,4 +1,6 @@
 """NDArray front end: ``mx.nd.*`` (generated from the op registry) and ``mx.nd.sparse``."""
+import types as _types
+
 from .. import ops as _ops  # noqa: F401  (registers every operator)
 from . import sparse  # noqa: F401
 from .ndarray import (NDArray, array, arange, concatenate, empty, full, moveaxis,  # noqa: F401
@@ -16,7 +18,5 @@ from . import random  # noqa: F401,E402  (mx.nd.random)
 from . import contrib  # noqa: F401,E402  (mx.nd.contrib)
 
 # mx.nd._internal: every registered op under its own name, as in MXNet
-import types as _types  # noqa: E402
-
 _internal = _types.ModuleType("sparsym.ndarray._internal", "All operators by registered name.")
 _populate(_internal.__dict__)
