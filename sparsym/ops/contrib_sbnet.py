@@ -101,9 +101,10 @@ def _int_outputs(a, ins, outs):
 
 
 def _rm_kernel(a, xs):
-    from ..contrib.sbnet.geometry import binary_mask
+    from ..contrib.sbnet.geometry import binary_mask, block_flags
     m = binary_mask(xs[0], a.layout)
-    idx = kbs.reduce_mask(m, a.bsize, a.bstride, a.boffset, a.bcount, a.tol, a.avgpool)
+    flags = block_flags(m, a.bsize, a.bstride, a.boffset, a.bcount, a.tol, a.avgpool)
+    idx = np.argwhere(flags).astype(np.int32)
     ch, cw = _pair(a.bcount, "bcount")
     out = np.full((m.shape[0] * ch * cw, 3), -1, dtype=np.int32)
     out[:idx.shape[0]] = idx

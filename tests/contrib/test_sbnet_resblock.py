@@ -220,3 +220,15 @@ def test_chained_blocks_update_in_place_when_nothing_reads_the_input_later(train
         np.testing.assert_allclose(y, h1.asnumpy(), rtol=1e-12, atol=1e-12)
     # the bound input is never modified
     assert exe.arg_dict["x"].asnumpy().std() > 0.3
+
+
+def test_json_round_trip_of_a_sparse_network():
+    m = mx.sym.var("m")
+    s = sbnet.SparseBlockConvolution(mx.sym.var("x"), m, num_filter=4, kernel=(3, 3),
+                                     pad=(1, 1), name="sb", bsize=(6, 6))
+    net = sbnet.sparse_res_block_bottleneck(s, m, 2, name="rb", dispatch="sparse")
+    back = mx.sym.load_json(net.tojson())
+    assert back.list_arguments() == net.list_arguments()
+    assert back.list_auxiliary_states() == net.list_auxiliary_states()
+    assert back.infer_shape(x=(1, 3, 10, 10))[1] == [(1, 4, 10, 10)]
+    assert back.tojson() == net.tojson()

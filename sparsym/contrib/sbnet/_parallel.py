@@ -20,8 +20,10 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
+import numpy as np
 
 _lock = threading.Lock()
+_tls = threading.local()
 _depth = 0
 _saved = None
 _api = None          # (get_num_threads, set_num_threads) or False
@@ -111,3 +113,23 @@ def split(m, parts, min_size=1):
     parts = max(1, min(parts, m // max(min_size, 1) or 1))
     bounds = [m * i // parts for i in range(parts + 1)]
     return [(bounds[i], bounds[i + 1]) for i in range(parts) if bounds[i] < bounds[i + 1]]
+
+
+def workspace(shape, dtype, slot):
+    """Per-thread scratch buffer reused across calls (never returned to callers).
+
+    Fresh memory is expensive on this VM: first-touch page faults cost 2-65 us each
+    depending on load (a 1 MB cumsum into new memory: 18 ms; into a reused buffer: 1.2 ms).
+    Slots: 0-1 conv operands, 2-5 bottleneck stages, 6-7 masks.
+    """
+    dtype = np.dtype(dtype)
+    need = int(np.prod(shape)) * dtype.itemsize
+    bufs = getattr(_tls, "bufs", None)
+    if bufs is None:
+        bufs = _tls.bufs = {}
+    buf = bufs.get(slot)
+    if buf is None or buf.nbytes < need:
+        buf = np.empty(max(need, 64), dtype=np.uint8)
+        bufs[slot] = buf
+    off = (-buf.ctypes.data) % dtype.itemsize
+    return buf[off:off + need].view(dtype).reshape(shape)

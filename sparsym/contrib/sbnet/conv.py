@@ -13,7 +13,6 @@ MXNet's Convolution.  Arrays are float32 or float64; inputs are cast to the data
 """
 from __future__ import annotations
 
-import threading
 from functools import partial
 
 import numpy as np
@@ -23,27 +22,12 @@ from ...kernels import block_sparse as kbs
 from ...kernels.conv import conv_backward, conv_forward
 from . import _kernels as K
 from . import _parallel
+from ._parallel import workspace
 from .geometry import ConvGeom, block_params, tiles_of
 
 # Tiles are processed in chunks whose im2col operand stays in L2 (2 MB per core here);
 # each chunk is one task for the worker threads.
 CHUNK_BYTES = 1 << 21
-_tls = threading.local()
-
-
-def workspace(shape, dtype, slot):
-    """Per-thread scratch buffer reused across calls (never returned to callers)."""
-    dtype = np.dtype(dtype)
-    need = int(np.prod(shape)) * dtype.itemsize
-    bufs = getattr(_tls, "bufs", None)
-    if bufs is None:
-        bufs = _tls.bufs = {}
-    buf = bufs.get(slot)
-    if buf is None or buf.nbytes < need:
-        buf = np.empty(max(need, 64), dtype=np.uint8)
-        bufs[slot] = buf
-    off = (-buf.ctypes.data) % dtype.itemsize
-    return buf[off:off + need].view(dtype).reshape(shape)
 
 
 def _chunk(tile, row_len, itemsize):

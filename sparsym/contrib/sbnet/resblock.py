@@ -28,7 +28,8 @@ from ...kernels.block_sparse import sparse_gather, sparse_scatter_inplace
 from ...kernels.conv import conv_forward
 from . import _kernels as K
 from . import _parallel
-from .conv import CHUNK_BYTES, workspace
+from ._parallel import workspace
+from .conv import CHUNK_BYTES
 from .geometry import ConvGeom, conv_geometry, tiles_of
 
 

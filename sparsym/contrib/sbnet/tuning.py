@@ -125,9 +125,9 @@ def threshold(key, runners, n_tiles) -> float:
     run_dense, run_sparse_all, run_sparse_one = runners()
     for f in (run_dense, run_sparse_all, run_sparse_one):
         f()   # warm up (numba compilation, workspaces, page faults)
-    t_dense = best_time(run_dense)
-    t_all = best_time(run_sparse_all)
-    t_one = best_time(run_sparse_one)
+    t_dense = best_time(run_dense, 2)
+    t_all = best_time(run_sparse_all, 2)
+    t_one = best_time(run_sparse_one, 2)
     lo = 1.0 / max(n_tiles, 1)
     if t_all <= t_dense:
         v = 1.0
@@ -151,8 +151,8 @@ def tuned_tile(key, candidates, run_with_tile):
     if v is not None:
         return v
     best, best_t = None, float("inf")
+    run_with_tile(candidates[0])   # warm up (compilation, workspaces)
     for tile in candidates:
-        run_with_tile(tile)   # warm up
         t = best_time(lambda: run_with_tile(tile), repeat=2)
         if t < best_t:
             best, best_t = tile, t
