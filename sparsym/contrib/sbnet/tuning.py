@@ -31,9 +31,10 @@ __all__ = ["set_dispatch", "set_autotune", "dispatch_enabled", "autotune_enabled
            "clear_cache", "cache_info", "DEFAULT_TILE", "TILE_CANDIDATES"]
 
 DEFAULT_TILE = (16, 16)
-# run dense already a little below the measured break-even density: near it both paths
-# cost the same, and a timing error there must not make the op slower than dense
-MARGIN = 0.9
+# run dense already below the measured break-even density: near it both paths cost the
+# same, and a timing error there (measured up to ~25% on a shared machine) must not make
+# the op slower than dense
+MARGIN = 0.8
 # Square output tiles plus two wide ones (long rows suit both layouts' inner loops).
 TILE_CANDIDATES = ((4, 4), (8, 8), (12, 12), (16, 16), (24, 24), (32, 32), (8, 32), (16, 48))
 # Pixel-density bucket edges of the output mask (the autotuner keeps one tile per bucket).
@@ -102,13 +103,25 @@ def bucket(pixel_density: float) -> int:
 
 
 def best_time(fn, repeat=3):
-    """Minimum wall time of ``repeat`` calls (the minimum is robust to a shared machine)."""
+    """Minimum wall time of ``repeat`` calls (robust to bursts of load: ranks candidates)."""
     best = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t)
     return best
+
+
+def median_time(fns, repeat=3):
+    """Median wall time of each callable over ``repeat`` interleaved rounds (the typical
+    cost, which is what a dispatch decision must compare)."""
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - t)
+    return [float(np.median(t)) for t in times]
 
 
 def threshold(key, runners, n_tiles) -> float:
@@ -125,9 +138,7 @@ def threshold(key, runners, n_tiles) -> float:
     run_dense, run_sparse_all, run_sparse_one = runners()
     for f in (run_dense, run_sparse_all, run_sparse_one):
         f()   # warm up (numba compilation, workspaces, page faults)
-    t_dense = best_time(run_dense, 2)
-    t_all = best_time(run_sparse_all, 2)
-    t_one = best_time(run_sparse_one, 2)
+    t_dense, t_all, t_one = median_time((run_dense, run_sparse_all, run_sparse_one), 3)
     lo = 1.0 / max(n_tiles, 1)
     if t_all <= t_dense:
         v = 1.0
