@@ -23,6 +23,8 @@ from other processes hits both):
   median over 2*reps back-to-back (dense, dispatch) pairs of their time ratio (the
   target is <= 1.1 everywhere).
 - ``fixed_ms``: the sparse path with a fixed 16x16 output tile (the fixed-block curve).
+- ``inplace_ms`` (res): the residual added into x itself (SBNet's ``use_var``; what the
+  op does inside a graph when nothing reads x afterwards), so no copy of x.
 - ``bsize``: best SBNet input block size; ``block_sparsity``: 1 - active/total blocks.
 
 With ``--mxnet-python`` (default ~/mxref/bin/python when present) MXNet 1.9.1's dense
@@ -263,6 +265,12 @@ def bench_res(h, w, k, density, layout, reps, mask_kind, rng):
         rb.sparse_forward(xx, mo, r1, fixed, bw, fmov, attrs.eps, False, False, layout,
                           idx=idx16, y=out)
 
+    x_own = xx.copy()
+
+    def sparse_inplace():   # y is x: SBNet's use_var, no copy of the untouched pixels
+        rb.sparse_forward(x_own, mo, r1, tile, bw, fmov, attrs.eps, False, False, layout,
+                          idx=idx, y=x_own)
+
     def maskstep():
         m, r = rb.region_maps(mask, geom, 0.0)
         tiles_of(m, tile)
@@ -274,8 +282,9 @@ def bench_res(h, w, k, density, layout, reps, mask_kind, rng):
         aex.forward(is_train=False)
 
     dispatch()
-    names = ["dense", "sparse", "fixed", "mask", "e2e", "dispatch"]
-    ts = _median_times([dense, sparse, sparse_fixed, maskstep, e2e, dispatch], reps)
+    names = ["dense", "sparse", "fixed", "inplace", "mask", "e2e", "dispatch"]
+    ts = _median_times([dense, sparse, sparse_fixed, sparse_inplace, maskstep, e2e, dispatch],
+                       reps)
     r = dict(zip(names, ts))
     ratio = _paired_ratio(dispatch, dense, 2 * reps)
     ms = {k_: round(v * 1e3, 3) for k_, v in r.items()}
@@ -287,6 +296,7 @@ def bench_res(h, w, k, density, layout, reps, mask_kind, rng):
         "test": "res", "size": f"{h}x{w}x{c}->{k}", "layout": layout, "density": density,
         "dense_ms": ms["dense"], "sparse_ms": ms["sparse"],
         "speedup": round(r["dense"] / r["sparse"], 2), "fixed_ms": ms["fixed"],
+        "inplace_ms": ms["inplace"], "speedup_inplace": round(r["dense"] / r["inplace"], 2),
         "mask_ms": ms["mask"], "e2e_ms": ms["e2e"], "dispatch_ms": ms["dispatch"],
         "dispatch_vs_dense": round(ratio, 3),
         "bsize": [tile[0] + 2, tile[1] + 2], "tile": list(tile),

@@ -312,3 +312,17 @@ def test_scatter_var_copies_when_base_is_read_later_or_bound():
                                                    (2, 2), (0, 0), False) + vals["x"])
     # the bound argument keeps its value
     np.testing.assert_array_equal(exe.arg_dict["x"].asnumpy(), vals["x"])
+
+
+@pytest.mark.parametrize("avgpool,tol", [(False, 0.0), (False, 0.3), (True, 0.05)])
+def test_reduce_mask_op_equals_the_block_sparse_kernel(avgpool, tol):
+    """The op pools with an integral image; the raw kernel loops: same blocks, same order."""
+    from sparsym.kernels.block_sparse import reduce_mask as kernel
+    for shape, b, s, o in [((2, 11, 9), (3, 3), (2, 3), (-1, -2)), ((1, 20, 33), (5, 4),
+                                                                   (5, 4), (0, 0))]:
+        mask = (RNG.random(shape) > 0.7) * RNG.random(shape).astype(np.float32)
+        cnt = (-(-(shape[1] + 4) // s[0]), -(-(shape[2] + 4) // s[1]))
+        idx, n = nd.reduce_mask(mx.nd.array(mask, dtype=np.float32), bsize=b, bstride=s,
+                                boffset=o, bcount=cnt, tol=tol, avgpool=avgpool)
+        want = kernel(mask.astype(np.float32), b, s, o, cnt, tol, avgpool)
+        np.testing.assert_array_equal(idx.asnumpy()[:n.asnumpy()[0]], want)

@@ -62,14 +62,15 @@ def zero_inactive_cl(y, mo):
 
 @njit(cache=True, nogil=True)
 def zero_inactive_cf(y, mo):
-    """y (N,F,OH,OW): zero every output pixel whose mask is 0."""
+    """y (N,F,OH,OW): zero every output pixel whose mask is 0 (channel planes outer, so
+    the writes walk memory in order)."""
     n_img, oh, ow = mo.shape
     f = y.shape[1]
     for n in range(n_img):
-        for a in range(oh):
-            for b in range(ow):
-                if not mo[n, a, b]:
-                    for k in range(f):
+        for k in range(f):
+            for a in range(oh):
+                for b in range(ow):
+                    if not mo[n, a, b]:
                         y[n, k, a, b] = 0
 
 

@@ -239,7 +239,7 @@ def dense_forward(x, w, b, mo, geom: ConvGeom, layout):
                      layout="NHWC" if layout == "NHWC" else None)
     if y.shape[1:3] != geom.out and y.shape[2:] != geom.out:
         raise ShapeError(f"dense conv produced {y.shape}, expected outputs {geom.out}")
-    if mo is not None:
+    if mo is not None and not mo.all():
         (K.zero_inactive_cl if layout == "NHWC" else K.zero_inactive_cf)(y, mo)
     return y
 
