@@ -329,15 +329,32 @@ def test_pool_backward_max_ties_first():
     np.testing.assert_allclose(dxg, np.broadcast_to(dyg / 9, xg.shape))
 
 
-@pytest.mark.parametrize("min_l", [0, 10 ** 9])
-@pytest.mark.parametrize("case", CONV2D_CASES[:3] + [(2, 4, 6, 5, 4, (3, 2), (1, 2), (2, 1),
-                                                      (2, 1), 2)])
-def test_conv_forward_paths_agree(monkeypatch, min_l, case):
-    """Row-shift (stride_h == 1) and im2col forward paths both match the reference."""
+@pytest.mark.parametrize("layout", [None, "NHWC"])
+@pytest.mark.parametrize("case", [c for c in CONV2D_CASES if c[-1] == 1]
+                         + [(2, 3, 9, 7, 4, (3, 3), (2, 1), (1, 2), (2, 1), 1)])
+def test_conv_row_stripes(monkeypatch, layout, case):
+    """One output row per stripe, stripes on worker threads (the even/odd col2im phases):
+    forward matches the reference and backward the numeric gradient, in both layouts."""
+    from sparsym.kernels import _parallel
     from sparsym.kernels import conv as convmod
-    monkeypatch.setattr(convmod, "_ROWSHIFT_MIN_L", min_l)
-    n, c, h, wd, f, k, s, p, d, g = case
-    x = RNG.standard_normal((n, c, h, wd)).astype(np.float32)
-    w = RNG.standard_normal((f, c // g) + k).astype(np.float32)
-    y = conv_forward(x, w, None, s, p, d, g)
-    np.testing.assert_allclose(y, naive_conv(x, w, None, s, p, d, g), rtol=1e-4, atol=1e-4)
+    monkeypatch.setattr(convmod, "_CHUNK_BYTES", 1)
+    monkeypatch.setattr(_parallel, "MIN_PARALLEL_WORK", 0)
+    n, c, h, wd, f, k, s, p, d, _ = case
+    x = RNG.standard_normal((n, c, h, wd))
+    w = RNG.standard_normal((f, c) + k)
+    b = RNG.standard_normal(f)
+    ref = naive_conv(x, w, b, s, p, d, 1)
+    cl = layout == "NHWC"
+    to_cl = (lambda a: np.ascontiguousarray(a.transpose(0, 2, 3, 1))) if cl else (lambda a: a)
+    xl, wl = to_cl(x), to_cl(w)
+    y = conv_forward(xl, wl, b, s, p, d, 1, layout)
+    np.testing.assert_allclose(y, to_cl(ref), atol=1e-11)
+    r = RNG.standard_normal(y.shape)
+
+    def loss():
+        return float((conv_forward(xl, wl, b, s, p, d, 1, layout) * r).sum())
+
+    dx, dw, db = conv_backward(xl, wl, r, s, p, d, 1, True, layout)
+    np.testing.assert_allclose(dx, numgrad(loss, xl), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(dw, numgrad(loss, wl), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(db, numgrad(loss, b), rtol=1e-6, atol=1e-7)

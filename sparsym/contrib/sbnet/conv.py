@@ -18,11 +18,11 @@ from functools import partial
 import numpy as np
 
 from ...base import ShapeError
+from ...kernels import _parallel
 from ...kernels import block_sparse as kbs
+from ...kernels._parallel import workspace
 from ...kernels.conv import conv_backward, conv_forward
 from . import _kernels as K
-from . import _parallel
-from ._parallel import workspace
 from .geometry import ConvGeom, block_params, tiles_of
 
 # Tiles are processed in chunks whose im2col operand stays in L2 (2 MB per core here);

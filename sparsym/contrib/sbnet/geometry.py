@@ -19,9 +19,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ...base import ParamError, ShapeError
+from ...kernels._parallel import workspace
 from ...kernels.block_sparse import BlockParams
 from . import _kernels as K
-from ._parallel import workspace
 
 
 class ConvGeom(NamedTuple):

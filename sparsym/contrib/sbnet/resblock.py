@@ -24,11 +24,11 @@ import numpy as np
 from numba import njit
 
 from ...base import ShapeError
+from ...kernels import _parallel
+from ...kernels._parallel import workspace
 from ...kernels.block_sparse import sparse_gather, sparse_scatter_inplace
 from ...kernels.conv import conv_forward
 from . import _kernels as K
-from . import _parallel
-from ._parallel import workspace
 from .conv import CHUNK_BYTES
 from .geometry import ConvGeom, conv_geometry, tiles_of
 

@@ -1,6 +1,7 @@
-"""Chunk-level parallelism for the block-sparse paths: one BLAS thread per worker thread.
+"""Chunk-level parallelism for im2col/GEMM loops: one BLAS thread per worker thread.
 
-The sparse paths alternate short numba loops (im2col, scatter) with small GEMMs.  With
+Used by the dense convolution kernels (kernels/conv.py) and the block-sparse paths
+(contrib/sbnet).  Both alternate short numba loops (im2col, scatter) with small GEMMs.  With
 OpenBLAS's own threads, every GEMM wakes (or spins) a worker and the loops in between run
 on one core; on a shared 2-core machine that cost 5-10x (measured: 84-190 ms against
 16 ms for the same 10%-dense 400x704x24 conv).  So the fused ops pin BLAS to one thread
@@ -99,13 +100,25 @@ def run(tasks, work=None):
     the total multiply-adds, is large enough); return their results in order."""
     global _pool
     n = workers()
-    if n == 1 or len(tasks) < 2 or (work is not None and work < MIN_PARALLEL_WORK):
+    # a task that itself calls run() (e.g. a dense conv inside a block-sparse task) must not
+    # wait on the pool it occupies: nested calls run serially
+    if (n == 1 or len(tasks) < 2 or getattr(_tls, "in_worker", False)
+            or (work is not None and work < MIN_PARALLEL_WORK)):
         return [t() for t in tasks]
     with _lock:
         if _pool is None or _pool._max_workers != n:
             _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="sparsym-sbnet")
         pool = _pool
-    return list(pool.map(lambda t: t(), tasks))
+    return list(pool.map(_call_in_worker, tasks))
+
+
+def _call_in_worker(task):
+    """Run ``task`` with the thread marked as a pool worker (see run)."""
+    _tls.in_worker = True
+    try:
+        return task()
+    finally:
+        _tls.in_worker = False
 
 
 def split(m, parts, min_size=1):
@@ -120,7 +133,8 @@ def workspace(shape, dtype, slot):
 
     Fresh memory is expensive on this VM: first-touch page faults cost 2-65 us each
     depending on load (a 1 MB cumsum into new memory: 18 ms; into a reused buffer: 1.2 ms).
-    Slots: 0-1 conv operands, 2-5 bottleneck stages, 6-7 masks.
+    Slots: 0-1 conv operands, 2-5 bottleneck stages, 6-7 masks, 8-10 dense conv
+    (kernels/conv.py).
     """
     dtype = np.dtype(dtype)
     need = int(np.prod(shape)) * dtype.itemsize
