@@ -193,6 +193,51 @@ def test_dot_csr_rsp_binary_search_path(par):
     np.testing.assert_allclose(dense(c), b.T @ s.toarray(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dense_buf", [True, False], ids=["dense-buffer", "column-map"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_dot_csrT_k1_unsorted_duplicates_structural_zeros(dtype, dense_buf, monkeypatch):
+    """dot(csr.T, b) with one output column, through the public op and both kernel paths:
+    unsorted and duplicate columns are summed, stored zeros and cancelling duplicates keep
+    their row, n is not a multiple of 64 (the dense path's bit set has a ragged tail)."""
+    import sparsym as mx
+    from sparsym import kernels
+    from sparsym.kernels import csr_dot
+    monkeypatch.setattr(csr_dot, "_DENSE_T_BYTES", (1 << 21) if dense_buf else 0)
+    rng = np.random.default_rng(11)
+    m, n = 9, 131
+    rows = np.sort(rng.integers(0, m, 60))
+    cols = rng.integers(0, n, 60)
+    cols[:3] = [130, 0, 64]
+    vals = rng.standard_normal(60)
+    vals[rows == rows[5]] = 0.0                      # a row of stored zeros
+    rows = np.concatenate([rows, [2, 2]])            # duplicates that cancel in column 77
+    cols = np.concatenate([cols, [77, 77]])
+    vals = np.concatenate([vals, [1.5, -1.5]])
+    order = np.argsort(rows, kind="stable")
+    rows, cols, vals = rows[order], cols[order], vals[order].astype(dtype)
+    indptr = np.zeros(m + 1, IDX)
+    np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+    a = CSR(vals, cols.astype(IDX), indptr, (m, n))
+    s = sp.csr_matrix((vals.astype(np.float64), (rows, cols)), shape=(m, n))
+    t = dict(rtol=2e-3, atol=2e-3) if dtype == np.float16 else tol(dtype)
+    for bshape in ((m,), (m, 1)):
+        b = rng.standard_normal(bshape).astype(dtype)
+        ref = s.T @ b.astype(np.float64)
+        r = kernels.csr.dot_csrT_dns_rsp(a, b)
+        assert r.shape == (n,) + bshape[1:] and r.data.dtype == dtype
+        np.testing.assert_array_equal(r.indices, np.unique(cols))
+        np.testing.assert_allclose(r.data.astype(np.float64), ref[r.indices], **t)
+        x = mx.nd.sparse.csr_matrix((vals, cols, indptr), shape=(m, n))
+        y = mx.nd.sparse.dot(x, mx.nd.array(b, dtype=dtype), transpose_a=True)
+        assert y.stype == "row_sparse" and y.dtype == dtype
+        np.testing.assert_array_equal(y.indices.asnumpy(), np.unique(cols))
+        np.testing.assert_allclose(y.asnumpy().astype(np.float64), ref, **t)
+        d = mx.nd.sparse.dot(x, mx.nd.array(b, dtype=dtype), transpose_a=True,
+                             forward_stype="default")
+        assert d.stype == "default"
+        np.testing.assert_allclose(d.asnumpy().astype(np.float64), ref, **t)
+
+
 def test_large_int64_shape_without_densifying():
     """8192 x 1,000,000 (8.2e9 > 2**31 elements) csr dot a 1,000,000 x 2 rsp weight."""
     m, n, per = 8192, 1_000_000, 15
