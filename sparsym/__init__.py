@@ -3,6 +3,7 @@
 ``import sparsym as mx`` offers MXNet 1.x's symbolic API (symbols, executors, Module,
 optimizers, KVStore, IO) on NumPy, SciPy and Numba.
 """
+from . import _threading_env  # noqa: F401  (before anything loads OpenMP)
 from . import base  # noqa: F401
 from .base import MXNetError  # noqa: F401
 from .context import Context, cpu, current_context, gpu, num_gpus  # noqa: F401
