@@ -331,10 +331,12 @@ def test_pool_backward_max_ties_first():
 
 @pytest.mark.parametrize("layout", [None, "NHWC"])
 @pytest.mark.parametrize("case", [c for c in CONV2D_CASES if c[-1] == 1]
-                         + [(2, 3, 9, 7, 4, (3, 3), (2, 1), (1, 2), (2, 1), 1)])
+                         + [(2, 3, 9, 7, 4, (3, 3), (2, 1), (1, 2), (2, 1), 1),
+                            (2, 5, 4, 6, 3, (1, 1), (1, 1), (0, 0), (1, 1), 1)])
 def test_conv_row_stripes(monkeypatch, layout, case):
-    """One output row per stripe, stripes on worker threads (the even/odd col2im phases):
-    forward matches the reference and backward the numeric gradient, in both layouts."""
+    """One output row per stripe (one pixel per chunk for 1x1), chunks on worker threads
+    (the even/odd col2im phases): forward matches the reference and backward the numeric
+    gradient, in both layouts."""
     from sparsym.kernels import _parallel
     from sparsym.kernels import conv as convmod
     monkeypatch.setattr(convmod, "_CHUNK_BYTES", 1)

@@ -59,18 +59,19 @@ def test_batchnorm_training_and_moving_stats(fix_gamma, axis):
 
 @pytest.mark.parametrize("fix_gamma", [True, False])
 @pytest.mark.parametrize("use_global_stats", [False, True])
-def test_batchnorm_numeric_gradient(fix_gamma, use_global_stats):
-    x = rng.randn(3, 2, 2)
+@pytest.mark.parametrize("axis", [1, -1])
+def test_batchnorm_numeric_gradient(fix_gamma, use_global_stats, axis):
+    x = rng.randn(3, 2, 2) if axis == 1 else rng.randn(2, 2, 3, 2)
     loc = {"x": x, "bn_gamma": rng.rand(2) + 0.5, "bn_beta": rng.randn(2)}
     aux = {"bn_moving_mean": rng.randn(2), "bn_moving_var": rng.rand(2) + 0.5}
-    bn = mx.sym.BatchNorm(mx.sym.var("x"), fix_gamma=fix_gamma,
+    bn = mx.sym.BatchNorm(mx.sym.var("x"), fix_gamma=fix_gamma, axis=axis,
                           use_global_stats=use_global_stats, name="bn")
     nodes = ["x", "bn_beta"] + ([] if fix_gamma else ["bn_gamma"])
     check_numeric_gradient(bn, loc, aux_states=aux, grad_nodes=nodes, rtol=1e-4, atol=1e-6)
     if use_global_stats:
         g = np.ones(2) if fix_gamma else loc["bn_gamma"]
         check_symbolic_forward(bn, loc, [_bn_ref(x, g, loc["bn_beta"], aux["bn_moving_mean"],
-                                                 aux["bn_moving_var"], 1e-3)],
+                                                 aux["bn_moving_var"], 1e-3, axis % x.ndim)],
                                aux_states=aux, dtype=np.float64, rtol=1e-6)
 
 

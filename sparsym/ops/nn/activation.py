@@ -51,6 +51,9 @@ def _act_fwd(a, xs):
 
 def _act_bwd(a, xs):
     g, x = xs
+    if a.act_type == "relu":
+        # g where x > 0: no recomputed forward, no float mask
+        return (np.where(x > 0, g, 0).astype(g.dtype, copy=False),)
     y = _cast(_ACT[a.act_type][0])(x)
     return ((g * _ACT[a.act_type][1](x, y)).astype(g.dtype, copy=False),)
 

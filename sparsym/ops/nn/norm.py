@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...kernels import norm as knorm
 from .. import rules
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
@@ -53,13 +54,27 @@ def _batch_stats(a):
     return a.get("__is_train__", False) and not a.use_global_stats
 
 
+def _fast(x):
+    """float32/float64 data runs on the numba kernels (others, e.g. float16, on NumPy)."""
+    return x.dtype in (np.float32, np.float64)
+
+
 def _bn_fwd(a, xs):
     x, gamma, beta, mm, mv = xs
     red, bs = _layout(a, x)
+    ax = norm_axis(a.axis, x.ndim, "BatchNorm")
+    fast = _fast(x)
+    if fast:
+        x = np.ascontiguousarray(x)
     if _batch_stats(a):
-        xd = x.astype(np.float64) if x.dtype == np.float16 else x
-        mean = xd.mean(axis=red)
-        var = ((xd - mean.reshape(bs)) ** 2).mean(axis=red)
+        if fast:
+            mean = np.empty(x.shape[ax])
+            var = np.empty(x.shape[ax])
+            knorm.channel_mean_var(knorm.as3(x, ax), mean, var)
+        else:
+            xd = x.astype(np.float64) if x.dtype == np.float16 else x
+            mean = xd.mean(axis=red)
+            var = ((xd - mean.reshape(bs)) ** 2).mean(axis=red)
         # MXNet: moving = moving * momentum + batch * (1 - momentum); the aux arrays are
         # updated in place (they are the executor's persistent aux states)
         mom = a.momentum
@@ -71,28 +86,55 @@ def _bn_fwd(a, xs):
         mean, var = mm.astype(np.float64), mv.astype(np.float64)
     invstd = 1.0 / np.sqrt(var + a.eps)
     g = np.ones_like(gamma) if a.fix_gamma else gamma
-    scale = (g * invstd).reshape(bs)
-    y = (x - mean.reshape(bs)) * scale + beta.reshape(bs)
+    scale = g * invstd
     dt = x.dtype
+    if fast:
+        # y = x * scale + (beta - mean * scale): one pass, per-channel constants in x's dtype
+        shift = beta - mean * scale
+        y = np.empty_like(x)
+        knorm.channel_affine(knorm.as3(x, ax), scale.astype(dt), shift.astype(dt),
+                             knorm.as3(y, ax))
+    else:
+        y = (x - mean.reshape(bs)) * scale.reshape(bs) + beta.reshape(bs)
     return (y.astype(dt, copy=False), np.asarray(mean, dt), np.asarray(invstd, dt))
 
 
 def _bn_bwd(a, xs):
     g, x, gamma, mean, invstd = xs
     red, bs = _layout(a, x)
+    ax = norm_axis(a.axis, x.ndim, "BatchNorm")
     gam = np.ones_like(gamma) if a.fix_gamma else gamma
-    xhat = (x - mean.reshape(bs)) * invstd.reshape(bs)
-    dbeta = g.sum(axis=red)
-    dgamma = (g * xhat).sum(axis=red)
-    if _batch_stats(a):
-        m = x.size // x.shape[norm_axis(a.axis, x.ndim, "BatchNorm")]
-        dx = (gam * invstd).reshape(bs) * (g - dbeta.reshape(bs) / m
-                                           - xhat * dgamma.reshape(bs) / m)
+    dt = x.dtype
+    if _fast(x) and g.dtype == dt:
+        x, g = np.ascontiguousarray(x), np.ascontiguousarray(g)
+        x3, g3 = knorm.as3(x, ax), knorm.as3(g, ax)
+        mu = mean.astype(np.float64)
+        inv = invstd.astype(np.float64)
+        dbeta = np.empty(x.shape[ax])
+        sgx = np.empty(x.shape[ax])
+        knorm.grad_sums(g3, x3, mu, dbeta, sgx)
+        dgamma = sgx * inv
+        k1 = gam.astype(np.float64) * inv
+        if _batch_stats(a):
+            m = x.size // x.shape[ax]
+            k2, k3 = -k1 * inv * dgamma / m, -k1 * dbeta / m
+        else:
+            k2 = k3 = np.zeros_like(k1)
+        dx = np.empty_like(x)
+        knorm.grad_dx(g3, x3, mu, k1.astype(dt), k2.astype(dt), k3.astype(dt),
+                      knorm.as3(dx, ax))
     else:
-        dx = g * (gam * invstd).reshape(bs)
+        xhat = (x - mean.reshape(bs)) * invstd.reshape(bs)
+        dbeta = g.sum(axis=red)
+        dgamma = (g * xhat).sum(axis=red)
+        if _batch_stats(a):
+            m = x.size // x.shape[ax]
+            dx = (gam * invstd).reshape(bs) * (g - dbeta.reshape(bs) / m
+                                               - xhat * dgamma.reshape(bs) / m)
+        else:
+            dx = g * (gam * invstd).reshape(bs)
     if a.fix_gamma:
         dgamma = np.zeros_like(gamma)
-    dt = x.dtype
     return (dx.astype(dt, copy=False), dgamma.astype(gamma.dtype, copy=False),
             dbeta.astype(gamma.dtype, copy=False))
 
