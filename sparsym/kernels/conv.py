@@ -335,18 +335,21 @@ class _Conv:
         return y[a, :, r0:r1].reshape(self.f, -1)
 
 
-def _fwd_stripe(cv, xp, y, bias, a, r0, r1):
-    """y rows r0..r1-1 of image a = W @ im2col (+ bias), written in place."""
-    cols = cv.cols(xp, a, r0, r1, 8)
-    out = cv.out_rows(y, a, r0, r1)
+def _gemm_into(cv, op, out, bias):
+    """out = op @ W^T (cl: op (P, K), out (P, F)) or W @ op (op (K, P), out (F, P)), + bias."""
     if cv.cl:
-        np.matmul(cols, cv.wm.T, out=out)
+        np.matmul(op, cv.wm.T, out=out)
         if bias is not None:
             out += bias
     else:
-        np.matmul(cv.wm, cols, out=out)
+        np.matmul(cv.wm, op, out=out)
         if bias is not None:
             out += bias[:, None]
+
+
+def _fwd_stripe(cv, xp, y, bias, a, r0, r1):
+    """y rows r0..r1-1 of image a = W @ im2col (+ bias), written in place."""
+    _gemm_into(cv, cv.cols(xp, a, r0, r1, 8), cv.out_rows(y, a, r0, r1), bias)
 
 
 def _bwd_stripes(cv, xp, dy4, dxp, stripes, need_bias):
@@ -411,15 +414,7 @@ def _pw_views(cv, arr, width, img, a, b):
 
 def _pw_fwd(cv, x4, y, bias, img, a, b):
     """Pointwise forward of one pixel chunk."""
-    xs, ys = _pw_views(cv, x4, cv.c, img, a, b), _pw_views(cv, y, cv.f, img, a, b)
-    if cv.cl:
-        np.matmul(xs, cv.wm.T, out=ys)
-        if bias is not None:
-            ys += bias
-    else:
-        np.matmul(cv.wm, xs, out=ys)
-        if bias is not None:
-            ys += bias[:, None]
+    _gemm_into(cv, _pw_views(cv, x4, cv.c, img, a, b), _pw_views(cv, y, cv.f, img, a, b), bias)
 
 
 def _pw_bwd(cv, x4, dy4, dx, need_bias, img, a, b):
