@@ -372,8 +372,8 @@ class MSE(EvalMetric):
 
     def update(self, labels, preds):
         for lab, p in _regression_pairs(labels, preds):
-            d = lab - p
-            self._add(float((d * d).mean()), 1)
+            d = (lab - p).ravel()
+            self._add(float(numpy.dot(d, d)) / d.size if d.size else float("nan"), 1)
 
 
 @alias()

@@ -46,8 +46,9 @@ def f16_safe(fn):
     """Run ``fn`` in float32 when its array operands' common dtype is float16."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        dts = [d for d in map(_dtype_of, args) if d is not None and d.kind == "f"]
-        if not dts or _F16 not in dts or np.result_type(*dts) != _F16:
+        dts = [d for d in map(_dtype_of, args) if d is not None]
+        # the common case (no half operand) returns before any dtype promotion is computed
+        if _F16 not in dts or np.result_type(*[d for d in dts if d.kind == "f"]) != _F16:
             return fn(*args, **kwargs)
         return _down(fn(*[_up(a) for a in args], **kwargs))
     return wrapper

@@ -45,12 +45,19 @@ _BPARTIALS = {
 }
 
 
+# partials that can divide by zero or overflow (errstate costs microseconds per call)
+_BPARTIALS_GUARDED = frozenset(("div", "power", "hypot"))
+
+
 def _bwd(a, xs):
     g, x, y = (st.todense(v) for v in xs)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+    if a.fn in _BPARTIALS_GUARDED:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ga, gb = _BPARTIALS[a.fn](g, x, y)
+    else:
         ga, gb = _BPARTIALS[a.fn](g, x, y)
-    ga = reduce_to_shape(np.broadcast_to(ga, g.shape), x.shape)
-    gb = reduce_to_shape(np.broadcast_to(gb, g.shape), y.shape)
+    ga = reduce_to_shape(ga if ga.shape == g.shape else np.broadcast_to(ga, g.shape), x.shape)
+    gb = reduce_to_shape(gb if gb.shape == g.shape else np.broadcast_to(gb, g.shape), y.shape)
     return (np.ascontiguousarray(ga, dtype=x.dtype), np.ascontiguousarray(gb, dtype=y.dtype))
 
 
