@@ -7,6 +7,8 @@ column indices sorted and unique within every row.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -30,12 +32,12 @@ def _as(x, dt):
 
 def _rows2(x, lead):
     """View x as (lead, rest) even when sizes are 0 (numpy cannot infer -1 then)."""
-    return x.reshape(lead, int(np.prod(x.shape[1:], dtype=np.int64)))
+    return x.reshape(lead, math.prod(x.shape[1:]))
 
 
 def _cols2(x, last):
     """View x as (rest, last), contracting on the last axis."""
-    return x.reshape(int(np.prod(x.shape[:-1], dtype=np.int64)), last)
+    return x.reshape(math.prod(x.shape[:-1]), last)
 
 
 def _row_ids(a: CSR) -> np.ndarray:

@@ -8,11 +8,12 @@ Storage contracts (every function is pure: new outputs, inputs untouched):
 
 Hot loops index with unsigned integers: Numba then drops the negative-index wraparound
 check, which doubles the speed of these gather-bound loops. Work is split into
-nnz-balanced row blocks and run in parallel above ``csr._PAR_MIN_WORK`` multiply-adds.
+nnz-balanced row blocks; from ``csr._PAR_MIN_WORK`` multiply-adds on, the serial or the
+parallel kernel runs as :class:`_Gate` measures faster on this machine right now.
 """
 from __future__ import annotations
 
-import os
+import math
 import time
 
 import numba
@@ -40,37 +41,85 @@ def _as(x, dt):
 
 def _rows2(x, lead):
     """View x as (lead, rest) even when sizes are 0."""
-    return x.reshape(lead, int(np.prod(x.shape[1:], dtype=np.int64)))
+    return x.reshape(lead, math.prod(x.shape[1:]))
 
 
 def _cols2(x, last):
     """View x as (rest, last), contracting on the last axis."""
-    return x.reshape(int(np.prod(x.shape[:-1], dtype=np.int64)), last)
+    return x.reshape(math.prod(x.shape[:-1]), last)
 
 
-_LOAD = [0.0, 0.0]  # (checked at, 1-minute load average)
+class _Gate:
+    """Serial or parallel for one kernel family, chosen by measured speed.
+
+    Keeps each mode's seconds per unit of work (a new reading replaces a higher estimate
+    at once and raises a lower one by half the gap, so one stalled call does not settle
+    it); parallel runs while it is 10% faster. Every ``_PROBE_S`` seconds the other mode
+    runs once, so a change in machine load is noticed. On 2 shared cores a parallel region
+    whose worker is descheduled waits milliseconds: measuring catches that where the load
+    average (a minute late, counting our own spinning workers) did not.
+    """
+
+    __slots__ = ("rate", "probe_at")
+
+    def __init__(self):
+        self.rate = [None, None]  # serial, parallel
+        self.probe_at = 0.0
+
+    def parallel(self, now):
+        """True to run this call in parallel."""
+        ser, par = self.rate
+        if ser is None or par is None:
+            return ser is not None  # measure serial first, then parallel
+        best = par < 0.9 * ser
+        if now >= self.probe_at:
+            self.probe_at = now + _PROBE_S
+            return not best
+        return best
+
+    def record(self, par, secs, work):
+        r = secs / work
+        old = self.rate[par]
+        self.rate[par] = r if old is None or r < old else 0.5 * (old + r)
 
 
-def _busy(nt):
-    """True when the machine's run queue already fills the threads we would use: a
-    parallel region then waits for a descheduled worker (ms) instead of saving time."""
-    now = time.monotonic()
-    if now - _LOAD[0] > 1.0:
-        try:
-            _LOAD[1] = os.getloadavg()[0]
-        except OSError:
-            _LOAD[1] = 0.0
-        _LOAD[0] = now
-    return _LOAD[1] > nt - 0.5
+_PROBE_S = 0.5
+_ADAPTIVE = True  # tests set False: parallel whenever the work is large enough
+_GATES: dict = {}
 
 
-def _blocks(ptr, work):
-    """Boundaries splitting segments of ``ptr`` into cost-balanced blocks, or None (serial)."""
+def _gate(key):
+    g = _GATES.get(key)
+    if g is None:
+        g = _GATES[key] = _Gate()
+    return g
+
+
+def _want_par(work):
+    """True when parallel may pay: enough work and >= 2 Numba threads."""
+    if work < _csr_mod()._PAR_MIN_WORK:
+        return False
+    return numba.get_num_threads() >= 2
+
+
+def _run(key, work, serial, parallel):
+    """Call ``parallel()`` or ``serial()`` (same result) as gate ``key`` decides; time it."""
+    if not _want_par(work):
+        return serial()
+    if not _ADAPTIVE:
+        return parallel()
+    g = _gate(key)
+    t0 = time.perf_counter()
+    par = g.parallel(t0)
+    res = parallel() if par else serial()
+    g.record(par, time.perf_counter() - t0, work)
+    return res
+
+
+def _blocks(ptr):
+    """Boundaries splitting segments of ``ptr`` into cost-balanced blocks (4 per thread)."""
     m = len(ptr) - 1
-    nt = numba.get_num_threads()
-    if nt < 2 or m < 2 or work < _csr_mod()._PAR_MIN_WORK or _busy(nt):
-        return None
-    nb = min(m, 4 * nt)
+    nb = min(m, 4 * numba.get_num_threads())
     total = int(ptr[-1])
     cost = ptr + np.arange(m + 1, dtype=IDX)  # empty segments still cost a little
     bounds = np.unique(np.searchsorted(cost, np.linspace(0, total + m, nb + 1)).astype(IDX))
@@ -169,28 +218,25 @@ def _spmm(data, a: CSR, b2, out, cmap=None, keys=None):
     """out (zeros) += a @ b2 with b2 rows looked up directly, via cmap, or by search in keys."""
     k = b2.shape[1]
     m = a.shape[0]
-    bounds = _blocks(a.indptr, a.nnz * max(k, 1) + m)
     ind, ptr = a.indices, a.indptr
-    if cmap is not None:
-        if bounds is None:
-            _mm_map(0, m, data, ind, ptr, b2, out, cmap)
-        else:
-            _mm_map_par(bounds, data, ind, ptr, b2, out, cmap)
-    elif keys is not None:
-        if bounds is None:
-            _mm_search(0, m, data, ind, ptr, b2, out, keys)
-        else:
-            _mm_search_par(bounds, data, ind, ptr, b2, out, keys)
-    elif k == 1:
-        o1, b1 = out.reshape(-1), b2.reshape(-1)
-        if bounds is None:
-            _mv(0, m, data, ind, ptr, b1, o1)
-        else:
-            _mv_par(bounds, data, ind, ptr, b1, o1)
-    elif bounds is None:
-        _mm(0, m, data, ind, ptr, b2, out)
+    if m < 2:
+        work = 0
     else:
-        _mm_par(bounds, data, ind, ptr, b2, out)
+        work = a.nnz * max(k, 1) + m
+    if cmap is not None:
+        key, ser, par = "map", _mm_map, _mm_map_par
+        extra = (b2, out, cmap)
+    elif keys is not None:
+        key, ser, par = "search", _mm_search, _mm_search_par
+        extra = (b2, out, keys)
+    elif k == 1:
+        key, ser, par = "mv", _mv, _mv_par
+        extra = (b2.reshape(-1), out.reshape(-1))
+    else:
+        key, ser, par = "mm", _mm, _mm_par
+        extra = (b2, out)
+    _run(key, work, lambda: ser(0, m, data, ind, ptr, *extra),
+         lambda: par(_blocks(ptr), data, ind, ptr, *extra))
 
 
 @f16_safe
@@ -199,11 +245,20 @@ def dot_csr_dns(a: CSR, b: np.ndarray) -> np.ndarray:
     m, n = a.shape
     if b.shape[0] != n:
         raise ShapeError(f"dot(csr, dense): inner dimensions differ, {a.shape} vs {b.shape}")
-    dt = _common(a.data.dtype, b.dtype)
-    bb = _as(_rows2(b, n), dt)
-    out = np.zeros((m, bb.shape[1]), dtype=dt)
-    if bb.shape[1] and a.nnz:
-        _spmm(_as(a.data, dt), a, bb, out)
+    data = a.data
+    dt = data.dtype
+    if b.dtype != dt:
+        dt = _common(dt, b.dtype)
+        data = data.astype(dt)
+    k = math.prod(b.shape[1:])
+    bb = b.reshape(n, k)
+    if bb.dtype != dt or not bb.flags.c_contiguous:
+        bb = _as(bb, dt)
+    out = np.zeros((m, k), dtype=dt)
+    if k and a.nnz:
+        if not data.flags.c_contiguous:
+            data = _as(data, dt)
+        _spmm(data, a, bb, out)
     return out.reshape((m,) + b.shape[1:])
 
 
@@ -352,30 +407,36 @@ def _csrT_rows_dense1(a: CSR, data, b1):
 def _csrT_rows(a: CSR, data, bb):
     """(uniq, a.T @ bb restricted to the stored columns uniq).
 
-    k == 1 and small n: one serial scatter into a dense buffer, then compaction. Else
-    serial: scatter through each entry's compact column; parallel (a free machine, enough
-    work): a compact transpose first, then independent output rows.
+    k == 1 and small n: one serial scatter into a dense buffer, then compaction. Else a
+    serial scatter or a parallel transpose-and-gather, as the "csrT" gate decides.
     """
     n = a.shape[1]
     if (bb.shape[1] == 1 and n * bb.itemsize <= _DENSE_T_BYTES
             and n <= _csr_mod()._MAP_FACTOR * a.nnz + 1024):
         return _csrT_rows_dense1(a, data, bb.reshape(-1))
     work = a.nnz * bb.shape[1] + a.shape[1] // 8
-    if _blocks(np.array([0, a.nnz, a.nnz], dtype=IDX), work) is None:
-        from .csr import _unique_cols
-        uniq, pos = _unique_cols(a.indices[:a.nnz], a.shape[1])
-        out = np.zeros((len(uniq), bb.shape[1]), dtype=bb.dtype)
-        if a.nnz and bb.shape[1]:
-            _scatter_t(data, a.indptr, pos, bb, out)
-        return uniq, out
+    return _run("csrT", work, lambda: _csrT_rows_scatter(a, data, bb),
+                lambda: _csrT_rows_gather(a, data, bb))
+
+
+def _csrT_rows_scatter(a: CSR, data, bb):
+    """Serial _csrT_rows: scatter through each entry's compact column."""
+    from .csr import _unique_cols
+    uniq, pos = _unique_cols(a.indices[:a.nnz], a.shape[1])
+    out = np.zeros((len(uniq), bb.shape[1]), dtype=bb.dtype)
+    if a.nnz and bb.shape[1]:
+        _scatter_t(data, a.indptr, pos, bb, out)
+    return uniq, out
+
+
+def _csrT_rows_gather(a: CSR, data, bb):
+    """Parallel _csrT_rows: a compact transpose, then independent output rows."""
     uniq, colptr, rows_t, src_t = _transpose_compact(a)
     out = np.zeros((len(uniq), bb.shape[1]), dtype=bb.dtype)
-    if len(uniq) and bb.shape[1]:
-        bounds = _blocks(colptr, a.nnz * bb.shape[1] + len(uniq))
-        if bounds is None:
-            _gather_t(0, len(uniq), colptr, rows_t, src_t, data, bb, out)
-        else:
-            _gather_t_par(bounds, colptr, rows_t, src_t, data, bb, out)
+    if len(uniq) > 1 and bb.shape[1]:
+        _gather_t_par(_blocks(colptr), colptr, rows_t, src_t, data, bb, out)
+    elif len(uniq) and bb.shape[1]:
+        _gather_t(0, len(uniq), colptr, rows_t, src_t, data, bb, out)
     return uniq, out
 
 

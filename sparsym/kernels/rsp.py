@@ -7,6 +7,8 @@ inputs unless the docstring says otherwise. Outputs may alias an input's
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -25,7 +27,7 @@ def _check_same(a, b, what):
 
 
 def _tail_size(shape):
-    return int(np.prod(shape[1:], dtype=np.int64))
+    return math.prod(shape[1:])
 
 
 def _empty(shape, dtype):

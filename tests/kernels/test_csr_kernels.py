@@ -106,9 +106,12 @@ def test_canonicalize_unsorted_duplicates(dtype):
 
 @pytest.fixture(params=[False, True], ids=["serial", "parallel"])
 def par(request, monkeypatch):
-    """Run the row-parallel kernels on tiny inputs too (normally they go serial)."""
+    """Run the row-parallel kernels on tiny inputs too (normally they go serial), whatever
+    the speed gate would pick."""
     if request.param:
+        from sparsym.kernels import csr_dot
         monkeypatch.setattr(K, "_PAR_MIN_WORK", 0)
+        monkeypatch.setattr(csr_dot, "_ADAPTIVE", False)
     return request.param
 
 
@@ -363,3 +366,34 @@ def test_errors_and_no_mutation():
     # mixed dtypes promote
     out = K.dot_csr_dns(a, np.ones((6, 2), np.float64))
     assert out.dtype == np.float64
+
+
+def test_parallel_gate_follows_measured_speed(monkeypatch):
+    """The serial/parallel gate measures serial first, then parallel, keeps the faster one,
+    re-probes the other every _PROBE_S seconds, and recovers from one stalled call."""
+    from sparsym.kernels import csr_dot
+    g = csr_dot._Gate()
+    assert g.parallel(0.0) is False
+    g.record(False, 1.0, 10)                 # serial: 0.1 s per unit
+    assert g.parallel(0.0) is True
+    g.record(True, 0.5, 10)                  # parallel: 0.05 s per unit, faster
+    assert g.parallel(0.0) is False          # first probe of the other mode (serial)
+    assert [g.parallel(t) for t in (0.1, 0.2, 0.3)] == [True] * 3
+    g.record(True, 100.0, 10)                # one stalled parallel call: 10 s per unit
+    assert g.rate[1] == pytest.approx(5.025)
+    assert g.parallel(0.4) is False          # serial wins until the next probe
+    assert g.parallel(csr_dot._PROBE_S + 0.01) is True    # probe parallel again
+    g.record(True, 0.4, 10)                  # it is fast again: estimate drops at once
+    assert g.rate[1] == pytest.approx(0.04) and g.parallel(0.6) is True
+    # through the public op the gate picks a mode and the result does not depend on it
+    import sparsym as mx
+    monkeypatch.setattr(K, "_PAR_MIN_WORK", 0)
+    monkeypatch.setattr(csr_dot, "_GATES", {})
+    a, s = rand_csr(64, 40, 8, "uniform", np.float64)
+    x = mx.nd.sparse.csr_matrix((a.data, a.indices, a.indptr), shape=a.shape)
+    b = np.random.default_rng(3).standard_normal((40, 1))
+    for _ in range(4):
+        np.testing.assert_allclose(mx.nd.sparse.dot(x, mx.nd.array(b, dtype=np.float64))
+                                   .asnumpy(), s @ b, rtol=1e-12)
+    gate = csr_dot._GATES["mv"]
+    assert gate.rate[0] is not None and gate.rate[1] is not None
