@@ -178,6 +178,11 @@ def _lgamma(x):
     return gammaln(x)
 
 
+def _digamma(x):
+    from scipy.special import digamma
+    return digamma(x)
+
+
 
 def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
@@ -219,8 +224,8 @@ unary("reciprocal", lambda x: 1 / x, lambda x: -1 / (x * x), keeps_zero=False)
 unary("softsign", lambda x: x / (1 + np.abs(x)), lambda x: 1 / (1 + np.abs(x)) ** 2,
       keeps_zero=False)
 unary("erf", _erf, lambda x: 2 / np.sqrt(np.pi) * np.exp(-x * x), keeps_zero=False)
-unary("gamma", _gamma, None, keeps_zero=False)
-unary("gammaln", _lgamma, None, keeps_zero=False)
+unary("gamma", _gamma, lambda x: _gamma(x) * _digamma(x), keeps_zero=False)
+unary("gammaln", _lgamma, lambda x: _digamma(x), keeps_zero=False)
 
 
 def _neg_grad(node, og):

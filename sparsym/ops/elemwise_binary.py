@@ -241,6 +241,13 @@ def _cmp(fn):
     return lambda x, y: fn(x, y).astype(np.result_type(x, y))
 
 
+def _mod_grad(node, og):
+    """d lhs = ograd, d rhs = -ograd * floor(lhs / rhs) (broadcast_mod's backward)."""
+    n = bw_node("_backward_broadcast_binary", [og[0], node.inputs[0], node.inputs[1]], node,
+                "backward", fn="mod")
+    return [(n, 0), (n, 1)]
+
+
 for _n, _f in (("_mod", np.mod), ("_equal", _cmp(np.equal)), ("_not_equal", _cmp(np.not_equal)),
                ("_greater", _cmp(np.greater)), ("_greater_equal", _cmp(np.greater_equal)),
                ("_lesser", _cmp(np.less)), ("_lesser_equal", _cmp(np.less_equal)),
@@ -248,7 +255,8 @@ for _n, _f in (("_mod", np.mod), ("_equal", _cmp(np.equal)), ("_not_equal", _cmp
                ("_logical_xor", _cmp(np.logical_xor))):
     register(OpDef(_n, inputs=("lhs", "rhs"),
                    dispatch=(Dispatch((D, D), (D,), dense2(same_dtype(_f))),),
-                   gradient=no_grad, aliases=("_Mod",) if _n == "_mod" else (),
+                   gradient=_mod_grad if _n == "_mod" else no_grad,
+                   aliases=("_Mod",) if _n == "_mod" else (),
                    doc=f"Elementwise {_n.strip('_')} (dense; sparse inputs fall back as in "
                        "MXNet)."))
 

@@ -42,11 +42,13 @@ _BPARTIALS = {
     "maximum": lambda g, a, b: (g * (a >= b), g * (a < b)),
     "minimum": lambda g, a, b: (g * (a <= b), g * (a > b)),
     "hypot": lambda g, a, b: (g * a / np.hypot(a, b), g * b / np.hypot(a, b)),
+    # a mod b = a - floor(a / b) * b (numpy's and MXNet's sign convention)
+    "mod": lambda g, a, b: (g, -g * np.floor(a / b)),
 }
 
 
 # partials that can divide by zero or overflow (errstate costs microseconds per call)
-_BPARTIALS_GUARDED = frozenset(("div", "power", "hypot"))
+_BPARTIALS_GUARDED = frozenset(("div", "power", "hypot", "mod"))
 
 
 def _bwd(a, xs):
@@ -156,7 +158,7 @@ broadcast_op("broadcast_div", np.divide, "div",
 for _n, _k in (("broadcast_power", "power"), ("broadcast_maximum", "maximum"),
                ("broadcast_minimum", "minimum"), ("broadcast_hypot", "hypot")):
     broadcast_op(_n, getattr(np, "power" if _k == "power" else _k), _k)
-broadcast_op("broadcast_mod", np.mod)
+broadcast_op("broadcast_mod", np.mod, "mod")
 
 
 def _cmp(fn):

@@ -65,6 +65,7 @@ def scalar_op(name, fn, sparse_when=None, dense_when=None, grad=no_grad, doc="")
 _DERIV = {
     "rdiv": lambda x, s: -s / (x * x), "pow": lambda x, s: s * x ** (s - 1),
     "rpow": lambda x, s: np.log(s) * s ** x,
+    "rmod": lambda x, s: -np.floor(s / x),
     "max": lambda x, s: (x >= s).astype(x.dtype), "min": lambda x, s: (x <= s).astype(x.dtype),
 }
 
@@ -122,8 +123,8 @@ scalar_op("_power_scalar", np.power, grad=_deriv_grad("pow"))
 scalar_op("_rpower_scalar", lambda x, s: np.power(s, x), grad=_deriv_grad("rpow"))
 scalar_op("_maximum_scalar", np.maximum, grad=_deriv_grad("max"))
 scalar_op("_minimum_scalar", np.minimum, grad=_deriv_grad("min"))
-scalar_op("_mod_scalar", np.mod)
-scalar_op("_rmod_scalar", lambda x, s: np.mod(s, x))
+scalar_op("_mod_scalar", np.mod, grad=identity_grad)
+scalar_op("_rmod_scalar", lambda x, s: np.mod(s, x), grad=_deriv_grad("rmod"))
 scalar_op("_scatter_plus_scalar", np.add, lambda s: True,
           doc="scalar added to stored values only (sparse inputs keep their structure).")
 scalar_op("_scatter_minus_scalar", np.subtract, lambda s: True,

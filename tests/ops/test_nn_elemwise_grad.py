@@ -102,3 +102,47 @@ def test_comparison_and_logical_have_zero_gradient(op):
     exe.backward(mx.nd.ones(a.shape))
     assert np.all(exe.grad_dict["a"].asnumpy() == 1)
     assert np.all(exe.grad_dict["b"].asnumpy() == 0)
+
+
+# Values MXNet 1.9.1 produced for the same inputs (forward, then backward with ograd = 1):
+# the gradients of mod and gamma that MXNet defines and sparsym added later.
+_MOD_A = np.array([[5.5, -3.2, 7.0], [1.5, 2.5, -8.1]])
+_MOD_B = np.array([[2.0, 1.5, -3.0], [0.7, -2.0, 3.3]])
+_MXNET_GRADS = {
+    "_mod": {"a": np.ones((2, 3)), "b": [[-2.0, 3.0, 3.0], [-2.0, 2.0, 3.0]]},
+    "broadcast_mod": {"a": np.ones((2, 3)), "b": [[-2.0, 3.0, 3.0], [-2.0, 2.0, 3.0]]},
+    "_mod_scalar": {"a": np.ones((2, 3))},
+    "_rmod_scalar": {"a": [[-1.0, 3.0, -1.0], [-4.0, -2.0, 1.0]]},
+    "gamma": {"a": [[84.3291, 2.4212, 1348.4049], [0.0323, 0.9347, 12517.2969]]},
+    "gammaln": {"a": [[1.6111, 0.9988, 1.8728], [0.0365, 0.7032, 2.0289]]},
+}
+
+
+def _mod_gamma_symbol(op, a, b):
+    return {"_mod": lambda: a % b, "broadcast_mod": lambda: mx.sym.broadcast_mod(a, b),
+            "_mod_scalar": lambda: a % 2.5, "_rmod_scalar": lambda: 7.3 % a,
+            "gamma": lambda: mx.sym.gamma(a), "gammaln": lambda: mx.sym.gammaln(a)}[op]()
+
+
+@pytest.mark.parametrize("op", sorted(_MXNET_GRADS))
+def test_mod_and_gamma_gradients_match_mxnet(op):
+    s = _mod_gamma_symbol(op, mx.sym.var("a"), mx.sym.var("b"))
+    vals = {"a": np.abs(_MOD_A) if "gamma" in op else _MOD_A, "b": _MOD_B}
+    ex = s.simple_bind(mx.cpu(), **{k: (2, 3) for k in s.list_arguments()})
+    for k in s.list_arguments():
+        ex.arg_dict[k][:] = vals[k]
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.ones((2, 3)))
+    for k, want in _MXNET_GRADS[op].items():
+        np.testing.assert_allclose(ex.grad_dict[k].asnumpy(), want, rtol=2e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("op", sorted(_MXNET_GRADS))
+def test_mod_and_gamma_numeric_gradients(op):
+    # away from mod's jumps: a / b, a / 2.5 and 7.3 / a stay inside (2.5, 2.9), (1, 1.1) and
+    # (2.7, 2.9); gamma has no pole there
+    a = rng.uniform(2.55, 2.7, (2, 3))
+    b = rng.uniform(0.95, 1.0, (2, 3))
+    check_numeric_gradient(_mod_gamma_symbol(op, mx.sym.var("a"), mx.sym.var("b")),
+                           {"a": a, "b": b} if op in ("_mod", "broadcast_mod") else {"a": a},
+                           numeric_eps=1e-6, rtol=1e-4, atol=1e-6)
