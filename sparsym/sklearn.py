@@ -142,8 +142,8 @@ def _linear_symbol(n_features, n_out, fit_intercept, head):
 
 
 # ---------------------------------------------------------------------- implementations
-class _LinearClassifierImpl:
-    """Multinomial logistic regression: softmax(csr X . W + b) trained with lazy updates."""
+class _LinearParams:
+    """Hyper-parameters shared by the linear estimators (sklearn reads them from __init__)."""
 
     def __init__(self, optimizer="adam", learning_rate=0.05, epochs=20, batch_size=64, l2=0.0,
                  fit_intercept=True, random_state=None):
@@ -159,6 +159,18 @@ class _LinearClassifierImpl:
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+    def _scores(self, X):
+        """csr X . coef.T + intercept for fitted estimators, float64 (n_samples, n_outputs)."""
+        from sklearn.utils.validation import check_is_fitted
+        check_is_fitted(self)
+        X = _as_csr(_validate_data(self, X, accept_sparse="csr", reset=False,
+                                   dtype=[np.float32, np.float64]))
+        return _linear_scores(X, np.atleast_2d(self.coef_), np.atleast_1d(self.intercept_))
+
+
+class _LinearClassifierImpl(_LinearParams):
+    """Multinomial logistic regression: softmax(csr X . W + b) trained with lazy updates."""
 
     def fit(self, X, y):
         """Train on ``X`` (n_samples, n_features; scipy sparse or array) and labels ``y``.
@@ -192,11 +204,7 @@ class _LinearClassifierImpl:
     def decision_function(self, X):
         """Class scores: (n_samples,) for two classes (positive favours ``classes_[1]``),
         else (n_samples, n_classes)."""
-        from sklearn.utils.validation import check_is_fitted
-        check_is_fitted(self)
-        X = _as_csr(_validate_data(self, X, accept_sparse="csr", reset=False,
-                                   dtype=[np.float32, np.float64]))
-        s = _linear_scores(X, self.coef_, self.intercept_)
+        s = self._scores(X)
         return s[:, 1] - s[:, 0] if s.shape[1] == 2 else s
 
     def predict_proba(self, X):
@@ -220,22 +228,11 @@ class _LinearClassifierImpl:
         return self.classes_[idx]
 
 
-class _LinearRegressorImpl:
+class _LinearRegressorImpl(_LinearParams):
     """Least squares: csr X . W + b with LinearRegressionOutput, one or several targets."""
-
-    def __init__(self, optimizer="adam", learning_rate=0.05, epochs=20, batch_size=64, l2=0.0,
-                 fit_intercept=True, random_state=None):
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.l2 = l2
-        self.fit_intercept = fit_intercept
-        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
         tags.target_tags.multi_output = True
         return tags
 
@@ -267,12 +264,7 @@ class _LinearRegressorImpl:
 
     def predict(self, X):
         """Predicted targets, float64, shaped like the ``y`` given to :meth:`fit`."""
-        from sklearn.utils.validation import check_is_fitted
-        check_is_fitted(self)
-        X = _as_csr(_validate_data(self, X, accept_sparse="csr", reset=False,
-                                   dtype=[np.float32, np.float64]))
-        coef = np.atleast_2d(self.coef_)
-        s = _linear_scores(X, coef, np.atleast_1d(self.intercept_))
+        s = self._scores(X)
         return s[:, 0] if self._y_1d else s
 
 
