@@ -112,3 +112,19 @@ def test_update_errors_name_the_op():
         nd.adam_update(w, g, nd.zeros((5, 2), dtype="float64"), nd.zeros((5, 2)), lr=0.1)
     with pytest.raises(mx.base.ParamError, match="lr"):
         nd.sgd_update(w, g)
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "lazy-row_sparse"])
+def test_zero_division_gives_nan_like_mxnet(sparse):
+    """epsilon=0 with a zero gradient divides 0 by 0: MXNet 1.9.1 stores nan in that entry
+    and finishes the update (probed: rmsprop [[nan 1.5527865]], adam [[nan 1.6837702]])."""
+    def arr(x):
+        a = nd.array(np.array(x, np.float32).reshape(1, 2))
+        return a.tostype("row_sparse") if sparse else a
+
+    w, g, n = arr([1.0, 2.0]), arr([0.0, 1.0]), arr([0.0, 0.0])
+    r = nd.rmsprop_update(w, g, n, lr=0.1, epsilon=0.0).asnumpy()
+    assert np.isnan(r[0, 0]) and r[0, 1] == pytest.approx(1.5527865, rel=1e-6)
+    w, g, m, v = arr([1.0, 2.0]), arr([0.0, 1.0]), arr([0.0, 0.0]), arr([0.0, 0.0])
+    r = nd.adam_update(w, g, m, v, lr=0.1, epsilon=0.0, out=w).asnumpy()
+    assert np.isnan(r[0, 0]) and r[0, 1] == pytest.approx(1.6837702, rel=1e-5)
