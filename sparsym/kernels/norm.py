@@ -54,28 +54,39 @@ def channel_mean_var(x, mean, var):
 
 
 @njit(cache=True, nogil=True)
-def _affine3(x, scale, shift, y, p0, p1):
-    """y[p, c, q] = x[p, c, q] * scale[c] + shift[c] for p in [p0, p1)."""
+def _affine3(x, scale, shift, y, p0, p1, relu):
+    """y[p, c, q] = x[p, c, q] * scale[c] + shift[c] for p in [p0, p1) (then max(., 0))."""
     _, c, post = x.shape
     for p in range(p0, p1):
         for k in range(c):
             a = scale[k]
             b = shift[k]
-            for q in range(post):
-                y[p, k, q] = x[p, k, q] * a + b
+            if relu:
+                for q in range(post):
+                    v = x[p, k, q] * a + b
+                    y[p, k, q] = v if v > 0 else 0
+            else:
+                for q in range(post):
+                    y[p, k, q] = x[p, k, q] * a + b
 
 
 @njit(cache=True, nogil=True)
-def _affine2(x, scale, shift, y, p0, p1):
+def _affine2(x, scale, shift, y, p0, p1, relu):
     """Channel-last form (post == 1): the channel loop is innermost and vectorises."""
     c = x.shape[1]
     for p in range(p0, p1):
-        for k in range(c):
-            y[p, k] = x[p, k] * scale[k] + shift[k]
+        if relu:
+            for k in range(c):
+                v = x[p, k] * scale[k] + shift[k]
+                y[p, k] = v if v > 0 else 0
+        else:
+            for k in range(c):
+                y[p, k] = x[p, k] * scale[k] + shift[k]
 
 
-def channel_affine(x, scale, shift, y):
-    """y[p, c, q] = x[p, c, q] * scale[c] + shift[c] (scale/shift in y's dtype).
+def channel_affine(x, scale, shift, y, relu=False):
+    """y[p, c, q] = x[p, c, q] * scale[c] + shift[c] (scale/shift in y's dtype), followed
+    by max(., 0) with ``relu`` (the fused BN-ReLU of the SBNet dense block).
 
     Large inputs are split over ``pre`` into tasks for the worker threads (the loops
     release the GIL); each task writes its own rows.
@@ -86,7 +97,7 @@ def channel_affine(x, scale, shift, y):
     else:
         fn, xa, ya = _affine3, x, y
     parts = _parallel.split(pre, 4 * _parallel.workers())
-    _parallel.run([partial(fn, xa, scale, shift, ya, a, b) for a, b in parts],
+    _parallel.run([partial(fn, xa, scale, shift, ya, a, b, bool(relu)) for a, b in parts],
                   work=x.size // 4)
 
 

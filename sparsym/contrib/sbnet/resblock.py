@@ -25,6 +25,7 @@ from numba import njit
 
 from ...base import ShapeError
 from ...kernels import _parallel
+from ...kernels import norm as knorm
 from ...kernels._parallel import workspace
 from ...kernels.block_sparse import sparse_gather, sparse_scatter_inplace
 from ...kernels.conv import conv_forward
@@ -412,42 +413,56 @@ def _bn_dense(v, wmap, gamma, beta, moving, eps, fix_gamma, batch_stats, layout)
     return z.reshape(v.shape).astype(v.dtype, copy=False), BNState(mean, var, inv, g)
 
 
+def _bn_relu_dense(v, wmap, gamma, beta, moving, eps, fix_gamma, batch_stats, layout):
+    """(relu(bn(v)), BN state): inference runs as one fused affine+ReLU pass."""
+    if batch_stats:
+        z, st = _bn_dense(v, wmap, gamma, beta, moving, eps, fix_gamma, batch_stats, layout)
+        return np.maximum(z, 0, out=z), st
+    mean, var = moving
+    c = v.shape[-1] if layout == "NHWC" else v.shape[1]
+    g = np.ones(c, v.dtype) if fix_gamma else gamma
+    inv = (1.0 / np.sqrt(var + eps)).astype(v.dtype)
+    scale = (g * inv).astype(v.dtype)
+    shift = (beta - mean * scale).astype(v.dtype)
+    z = np.empty_like(v)
+    ax = 3 if layout == "NHWC" else 1
+    knorm.channel_affine(knorm.as3(v, ax), scale, shift, knorm.as3(z, ax), relu=True)
+    return z, BNState(mean, var, inv, g)
+
+
+def _pointwise(r, wm, layout):
+    """1x1 convolution r -> r @ wm (wm (C_in, C_out)) with the dense conv kernels."""
+    if layout == "NHWC":
+        w = np.ascontiguousarray(wm.T)[:, None, None, :]
+        return conv_forward(r, w, None, (1, 1), (0, 0), (1, 1), 1, layout="NHWC")
+    w = np.ascontiguousarray(wm.T)[:, :, None, None]
+    return conv_forward(r, w, None, (1, 1), (0, 0), (1, 1), 1)
+
+
 def dense_forward(x, bw, moving, eps, fix_gamma, batch_stats, layout, mo=None, r1=None):
     """(y, BN states) of the dense block with sparsym's dense kernels.
 
     mo/r1 None: the plain dense residual block (the benchmark baseline).  Otherwise batch
     statistics are restricted to the regions and y = x + F(x) * m_out.
     """
-    n = x.shape[0]
-    c = x.shape[-1] if layout == "NHWC" else x.shape[1]
+    x = np.ascontiguousarray(x)
     k = bw.w1.shape[1]
-    z1, s1 = _bn_dense(x, r1, bw.gammas[0], bw.betas[0], moving[0], eps, fix_gamma,
-                       batch_stats, layout)
-    r = np.maximum(z1, 0)
-    if layout == "NHWC":
-        c1 = (r.reshape(-1, c) @ bw.w1).reshape(x.shape[:3] + (k,))
-    else:
-        c1 = np.matmul(bw.w1.T, r.reshape(n, c, -1)).reshape((n, k) + x.shape[2:])
-    z2, s2 = _bn_dense(c1, r1, bw.gammas[1], bw.betas[1], moving[1], eps, fix_gamma,
-                       batch_stats, layout)
-    r = np.maximum(z2, 0)
+    r, s1 = _bn_relu_dense(x, r1, bw.gammas[0], bw.betas[0], moving[0], eps, fix_gamma,
+                           batch_stats, layout)
+    c1 = _pointwise(r, bw.w1, layout)
+    r, s2 = _bn_relu_dense(c1, r1, bw.gammas[1], bw.betas[1], moving[1], eps, fix_gamma,
+                           batch_stats, layout)
     w2 = bw.w2.T.reshape(k, 3, 3, k)
     if layout == "NHWC":
         c2 = conv_forward(r, w2, None, (1, 1), (1, 1), (1, 1), 1, layout="NHWC")
     else:
         c2 = conv_forward(r, np.ascontiguousarray(w2.transpose(0, 3, 1, 2)), None, (1, 1),
                           (1, 1), (1, 1), 1)
-    z3, s3 = _bn_dense(c2, mo, bw.gammas[2], bw.betas[2], moving[2], eps, fix_gamma,
-                       batch_stats, layout)
-    r = np.maximum(z3, 0)
-    if layout == "NHWC":
-        f = (r.reshape(-1, k) @ bw.w3).reshape(x.shape)
-        if mo is not None:
-            f *= mo[..., None]
-    else:
-        f = np.matmul(bw.w3.T, r.reshape(n, k, -1)).reshape(x.shape)
-        if mo is not None:
-            f *= mo[:, None]
+    r, s3 = _bn_relu_dense(c2, mo, bw.gammas[2], bw.betas[2], moving[2], eps, fix_gamma,
+                           batch_stats, layout)
+    f = _pointwise(r, bw.w3, layout)
+    if mo is not None:
+        f *= mo[..., None] if layout == "NHWC" else mo[:, None]
     f += x
     return f, (s1, s2, s3)
 
