@@ -316,3 +316,20 @@ def cases_for(op, nin):
     if any(f.required for f in op.params.fields.values()):
         return None
     return same(nin)
+
+
+# backward ops with sparse rows: (ograd, data) or (out, label) pairs of one shape
+for _n in ("_backward_abs", "_backward_sign", "_backward_square", "_backward_relu",
+           "_backward_ceil", "_backward_floor", "_backward_round", "_backward_rint",
+           "_backward_fix", "_backward_trunc", "_backward_LinearRegressionOutput",
+           "_backward_LogisticRegressionOutput", "_backward_MAERegressionOutput"):
+    OVERRIDES[_n] = lambda op, nin: same(nin)
+OVERRIDES["_contrib_backward_gradientmultiplier"] = lambda op, nin: same(nin, scalar=0.5)
+# unary and binary elementwise gradients: sparse operands are computed directly (dense out);
+# domains (log of a negative, ...) give the same NaNs on both sides
+for _n in ("sqrt", "cbrt", "tanh", "sin", "sinh", "tan", "arcsin", "arcsinh", "arctan",
+           "arctanh", "expm1", "log1p", "degrees", "radians", "sigmoid", "exp", "log", "log2",
+           "log10", "cos", "cosh", "arccos", "arccosh", "rsqrt", "rcbrt", "reciprocal",
+           "softsign", "erf", "gamma", "gammaln", "mul", "div", "power", "maximum", "minimum",
+           "hypot"):
+    OVERRIDES["_backward_" + _n] = lambda op, nin: same(nin)
