@@ -41,13 +41,35 @@ def invoke(name, inputs, kwargs, out=None):
     return invoke_op(op, attrs, inputs, out)
 
 
-def invoke_op(op, attrs, inputs, out=None):
-    raws = [x._raw for x in inputs]
-    ctx = inputs[0]._ctx if inputs else None
+# (op name, attrs, per input (raw type, shape, dtype)) -> (in_stypes, dispatch) for calls
+# whose shape and type checks passed: both checks and the dispatch choice depend on nothing
+# else, and together they cost more than a small sparse kernel (~20 us).
+_PLANS: dict = {}
+_PLANS_MAX = 4096
+
+
+def _plan(op, attrs, raws):
+    """(in_stypes, (row, out_stypes, mode)) after the shape and type checks, memoised."""
+    try:
+        key = (op.name, attrs, tuple((type(r), r.shape, r.dtype) for r in raws))
+        hit = _PLANS.get(key)
+    except TypeError:  # an unhashable attribute value: no memo
+        key = hit = None
+    if hit is not None:
+        return hit
     _check_shapes(op, attrs, raws)
     _check_types(op, attrs, raws)
     in_stypes = tuple(st.stype_of(r) for r in raws)
-    row, out_stypes, mode = resolve_dispatch(op, attrs, in_stypes)
+    plan = (in_stypes, resolve_dispatch(op, attrs, in_stypes))
+    if key is not None and len(_PLANS) < _PLANS_MAX:
+        _PLANS[key] = plan
+    return plan
+
+
+def invoke_op(op, attrs, inputs, out=None):
+    raws = [x._raw for x in inputs]
+    ctx = inputs[0]._ctx if inputs else None
+    in_stypes, (row, out_stypes, mode) = _plan(op, attrs, raws)
     outs = _as_list(out) if out is not None else None
     if outs and inputs and outs[0] is inputs[0] and getattr(row.kernel, "weight_inplace", False):
         # optimizer updates with out=weight: the kernel updates the weight where it lies
