@@ -56,8 +56,10 @@ def unary_shape_op(name, params, fwd, out_shape, bwd, doc, aliases=(), in_shape=
         aliases=tuple(aliases), doc=doc))
     register(OpDef(
         bname, params=params, inputs=("ograd", "data"),
+        # data may be sparse (the forward fell back to dense): bwd gets it densified
         dispatch=(Dispatch((D, "*"), (D,), lambda a, xs: (
-            own(bwd(a, st.todense(xs[0]), xs[1]), xs[0]).astype(xs[0].dtype, copy=False),)),),
+            own(bwd(a, st.todense(xs[0]), st.todense(xs[1])), xs[0])
+            .astype(xs[0].dtype, copy=False),)),),
         infer_shape=_like_data, infer_type=rules.first_input_type))
 
 
@@ -318,13 +320,18 @@ def _clip(a, x):
     return np.clip(x, a.a_min, a.a_max).astype(x.dtype, copy=False)
 
 
+def _clip_grad(a, g, x):
+    """ograd where a_min <= data <= a_max."""
+    return g * ((x >= a.a_min) & (x <= a.a_max))
+
+
 def _keeps_zero(a, s):
     return a.a_min <= 0 <= a.a_max
 
 
 unary_shape_op(
     "clip", _CLIP, _clip, lambda a, s: s,
-    lambda a, g, x: g * ((x >= a.a_min) & (x <= a.a_max)), in_shape=lambda a, o, c: o,
+    _clip_grad, in_shape=lambda a, o, c: o,
     aliases=("_sparse_clip",),
     extra_rows=(
         Dispatch((C,), (C,), lambda a, xs: (kcsr.map_values(xs[0], lambda v: _clip(a, v)),),

@@ -333,3 +333,23 @@ for _n in ("sqrt", "cbrt", "tanh", "sin", "sinh", "tan", "arcsin", "arcsinh", "a
            "softsign", "erf", "gamma", "gammaln", "mul", "div", "power", "maximum", "minimum",
            "hypot"):
     OVERRIDES["_backward_" + _n] = lambda op, nin: same(nin)
+
+
+def _bwd_reduce_cases(op, nin):
+    """(ograd, data, out) of a reduction over S2."""
+    return [Case(c.params, (_red_shape(c.params), S2, _red_shape(c.params)))
+            for c in _reduce_cases(op, 1)]
+
+
+for _n in ("sum", "mean", "max", "min", "prod", "nansum", "nanprod"):
+    OVERRIDES["_backward_" + _n] = _bwd_reduce_cases
+# shape-only backward ops: the data operand (any storage) only supplies its shape
+OVERRIDES["_backward_Flatten"] = lambda op, nin: same(nin)
+OVERRIDES["_backward_transpose"] = lambda op, nin: [Case({}, ((6, 4), S2)),
+                                                    Case({"axes": (1, 0)}, ((6, 4), S2))]
+OVERRIDES["_backward_Reshape"] = lambda op, nin: [Case({"shape": (6, 4)}, ((6, 4), S2))]
+OVERRIDES["_backward_expand_dims"] = lambda op, nin: [Case({"axis": 1}, ((4, 1, 6), S2))]
+OVERRIDES["_backward_clip"] = lambda op, nin: [Case({"a_min": -0.3, "a_max": 0.4}, (S2, S2))]
+OVERRIDES["_backward_slice"] = lambda op, nin: [Case({"begin": (1, 2), "end": (3, 5)},
+                                                     ((2, 3), S2))]
+OVERRIDES["_backward_where"] = lambda op, nin: same(nin)
