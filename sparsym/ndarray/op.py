@@ -183,7 +183,9 @@ def make_function(op_name, op):
             inputs = arrays
             attrs_kw = kwargs
         else:
-            names = op.input_names(op.params.parse(op_name, _params_only(op, kwargs)))
+            pre = _params_only(op, kwargs)
+            first = op.params.parse(op_name, pre)
+            names = op.input_names(first)
             pos = list(args)
             for nm in names:
                 if nm in kwargs:
@@ -202,7 +204,9 @@ def make_function(op_name, op):
             if pos:
                 raise ParamError(f"{op_name}: got {len(pos)} unexpected positional arguments")
             attrs_kw = kwargs
-        attrs = op.params.parse(op_name, attrs_kw)
+        # the common case (no inputs or unknown names among the keywords): parsed already
+        attrs = first if names is not None and attrs_kw == pre else op.params.parse(
+            op_name, attrs_kw)
         if names is not None and len(inputs) != len(op.input_names(attrs)):
             need = op.input_names(attrs)
             raise MXNetError(f"{op_name}: expected {len(need)} inputs {list(need)}, "
