@@ -155,6 +155,7 @@ def _take_csr(attrs, xs):
 
 def _take_bwd(attrs, xs):
     g, idx, a = xs
+    idx = st.todense(idx)  # the '*' row: indices stored sparse (forward fell back) still work
     a_shape = a.shape
     ax = norm_axis(attrs.axis, len(a_shape), "take")
     ids = _take_ids(attrs, idx, a_shape[ax]).reshape(-1)

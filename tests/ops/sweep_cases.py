@@ -353,3 +353,23 @@ OVERRIDES["_backward_clip"] = lambda op, nin: [Case({"a_min": -0.3, "a_max": 0.4
 OVERRIDES["_backward_slice"] = lambda op, nin: [Case({"begin": (1, 2), "end": (3, 5)},
                                                      ((2, 3), S2))]
 OVERRIDES["_backward_where"] = lambda op, nin: same(nin)
+OVERRIDES["_backward_SwapAxis"] = lambda op, nin: [Case({"dim1": 0, "dim2": 1}, ((6, 4), S2))]
+OVERRIDES["_backward_norm"] = lambda op, nin: [
+    Case({"axis": ax, "keepdims": k}, (_red_shape({"axis": ax, "keepdims": k}), S2,
+                                       _red_shape({"axis": ax, "keepdims": k})))
+    for ax in ((1,), None) for k in (True, False)]
+OVERRIDES["_backward_repeat"] = lambda op, nin: [Case({"repeats": 2, "axis": 1}, ((4, 12), S2)),
+                                                 Case({"repeats": 2}, ((48,), S2))]
+OVERRIDES["_backward_reverse"] = lambda op, nin: [Case({"axis": (1,)}, (S2, S2))]
+OVERRIDES["_backward_slice_axis"] = lambda op, nin: [
+    Case({"axis": 1, "begin": 1, "end": 4}, ((4, 3), S2))]
+OVERRIDES["_backward_squeeze"] = lambda op, nin: [Case({}, (S2, S2))]
+OVERRIDES["_backward_tile"] = lambda op, nin: [Case({"reps": (2, 1)}, ((8, 6), S2))]
+OVERRIDES["_backward_take"] = lambda op, nin: [
+    Case({"axis": 0}, ((3, 6), (3,), S2), values={1: np.array([0.0, 2.0, 2.0])})]
+OVERRIDES["_backward_Concat"] = lambda op, nin: [
+    Case({"num_args": 2, "dim": 1}, ((4, 12), S2, S2)),
+    Case({"num_args": 3, "dim": 0}, ((12, 6), S2, S2, S2))]
+OVERRIDES["_backward_SliceChannel"] = lambda op, nin: [
+    Case({"num_outputs": 2, "axis": 1}, ((4, 3), (4, 3))),
+    Case({"num_outputs": 2, "axis": 0}, ((2, 6), (2, 6)))]
