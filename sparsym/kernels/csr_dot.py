@@ -60,11 +60,14 @@ class _Gate:
     average (a minute late, counting our own spinning workers) did not.
     """
 
-    __slots__ = ("rate", "probe_at")
+    __slots__ = ("rate", "probe_at", "warm")
 
     def __init__(self):
         self.rate = [None, None]  # serial, parallel
         self.probe_at = 0.0
+        self.warm = [False, False]  # a mode's first call (JIT cache load, thread start) is
+        #                             not a reading: it once made a 1.5 ms serial path look 15x
+        #                             slower than a parallel one stalled by load
 
     def parallel(self, now):
         """True to run this call in parallel."""
@@ -78,6 +81,9 @@ class _Gate:
         return best
 
     def record(self, par, secs, work):
+        if not self.warm[par]:
+            self.warm[par] = True
+            return
         r = secs / work
         old = self.rate[par]
         self.rate[par] = r if old is None or r < old else 0.5 * (old + r)

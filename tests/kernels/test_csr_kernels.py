@@ -374,7 +374,11 @@ def test_parallel_gate_follows_measured_speed(monkeypatch):
     from sparsym.kernels import csr_dot
     g = csr_dot._Gate()
     assert g.parallel(0.0) is False
+    g.record(False, 50.0, 10)                # first call of a mode: warm-up, not a reading
+    assert g.parallel(0.0) is False
     g.record(False, 1.0, 10)                 # serial: 0.1 s per unit
+    assert g.parallel(0.0) is True
+    g.record(True, 90.0, 10)
     assert g.parallel(0.0) is True
     g.record(True, 0.5, 10)                  # parallel: 0.05 s per unit, faster
     assert g.parallel(0.0) is False          # first probe of the other mode (serial)
