@@ -5,10 +5,12 @@ Run from the repo root::
     python benchmarks/sparse_ops.py [--repeat N] [--only NAME[,NAME]] [--no-mxnet]
 
 Prints one JSON object per line: ``{"bench", shape/params..., "sparsym_ms", "scipy_ms",
-"mxnet_ms", "vs_scipy", "vs_mxnet"}`` (ratios > 1 mean sparsym is faster; times are the
-minimum over ``--repeat`` calls after a warm-up call). The same arrays are fed to every
-library: they are generated here, written to a temporary .npz and read by an MXNet child
-process (``~/mxref/bin/python``, or ``$MXNET_PYTHON``); MXNet is never imported here.
+"mxnet_ms", "vs_scipy", "vs_mxnet", "sparsym_median_ms", "scipy_median_ms"}`` (ratios > 1
+mean sparsym is faster; times are the minimum over ``--repeat`` calls after a warm-up call;
+sparsym and scipy calls alternate, so both see the same machine load). The same arrays are
+fed to every library: they are generated here, written to a temporary .npz and read by an
+MXNet child process (``~/mxref/bin/python``, or ``$MXNET_PYTHON``); MXNet is never imported
+here.
 """
 from __future__ import annotations
 
@@ -30,15 +32,18 @@ import sparsym as mx  # noqa: E402
 MXNET_PYTHON = os.environ.get("MXNET_PYTHON", os.path.expanduser("~/mxref/bin/python"))
 
 
-def best(fn, repeat):
-    """Minimum wall time (s) over ``repeat`` calls after one warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
+def timed(fns, repeat):
+    """[(min, median) wall time (s)] per function over ``repeat`` rounds after a warm-up call;
+    each round calls every function once, so on a shared machine they see the same load."""
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    return [(min(ts), float(np.median(ts))) for ts in times]
 
 
 # ----------------------------------------------------------------------------- data
@@ -270,11 +275,15 @@ def main():
                                                [c[2] for c in all_cases], args.repeat)
     for i, (name, meta, arrays, what) in enumerate(all_cases):
         rec = {"bench": name, "op": what, **meta}
-        ours = best(sparsym_fn(name, arrays), args.repeat) * 1e3
-        rec["sparsym_ms"] = round(ours, 3)
         ref = scipy_fn(name, arrays)
+        fns = [sparsym_fn(name, arrays)] + ([ref] if ref is not None else [])
+        res = timed(fns, args.repeat)  # sparsym and scipy interleaved call by call
+        ours = res[0][0] * 1e3
+        rec["sparsym_ms"] = round(ours, 3)
+        rec["sparsym_median_ms"] = round(res[0][1] * 1e3, 3)
         if ref is not None:
-            rec["scipy_ms"] = round(best(ref, args.repeat) * 1e3, 3)
+            rec["scipy_ms"] = round(res[1][0] * 1e3, 3)
+            rec["scipy_median_ms"] = round(res[1][1] * 1e3, 3)
             rec["vs_scipy"] = round(rec["scipy_ms"] / ours, 2)
         if i in mx_ms:
             rec["mxnet_ms"] = round(mx_ms[i], 3)
