@@ -7,10 +7,13 @@ Max ties route the gradient to the first maximum in row-major scan order.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 from numba import njit
 
 from ..base import ParamError, ShapeError
+from . import _parallel
 
 __all__ = ["pool_forward", "pool_backward", "pool_out_size"]
 
@@ -26,11 +29,12 @@ def _window(a, s, p, k, size):
     return start, end_pad, lo, hi
 
 
-@njit(cache=True)
-def _pool_fwd(x, y, kh, kw, sh, sw, ph, pw, mode, cip, lowest):
+@njit(cache=True, nogil=True)
+def _pool_fwd(x, y, kh, kw, sh, sw, ph, pw, mode, cip, lowest, t0, t1):
+    """Planes t0..t1-1 of the forward pass."""
     n_pl, h, w = x.shape
     oh, ow = y.shape[1], y.shape[2]
-    for t in range(n_pl):
+    for t in range(t0, t1):
         for a in range(oh):
             hs, he, h0, h1 = _window(a, sh, ph, kh, h)
             for b in range(ow):
@@ -58,11 +62,12 @@ def _pool_fwd(x, y, kh, kw, sh, sw, ph, pw, mode, cip, lowest):
                         y[t, a, b] = acc
 
 
-@njit(cache=True)
-def _pool_bwd(x, dy, dx, kh, kw, sh, sw, ph, pw, mode, cip):
+@njit(cache=True, nogil=True)
+def _pool_bwd(x, dy, dx, kh, kw, sh, sw, ph, pw, mode, cip, t0, t1):
+    """Planes t0..t1-1 of the backward pass (planes never share dx entries)."""
     n_pl, h, w = x.shape
     oh, ow = dy.shape[1], dy.shape[2]
-    for t in range(n_pl):
+    for t in range(t0, t1):
         for a in range(oh):
             hs, he, h0, h1 = _window(a, sh, ph, kh, h)
             for b in range(ow):
@@ -139,6 +144,12 @@ def _as3(x, nd):
     return np.ascontiguousarray(x, dtype=dt).reshape(n * c, h, x.shape[-1])
 
 
+def _by_planes(kernel, args, n_planes, work):
+    """Run ``kernel(*args, t0, t1)`` over plane ranges on the worker threads (nogil)."""
+    parts = _parallel.split(n_planes, 2 * _parallel.workers())
+    _parallel.run([partial(kernel, *args, a, b) for a, b in parts], work=work)
+
+
 def pool_forward(x, kernel, stride, pad, pool_type="max", global_pool=False,
                  pooling_convention="valid", count_include_pad=True):
     """Pooling(x): x NCHW/NCW float32/float64 -> new array (N, C, OH[, OW]) of the same dtype."""
@@ -147,8 +158,9 @@ def pool_forward(x, kernel, stride, pad, pool_type="max", global_pool=False,
     x3 = _as3(x, nd)
     y = np.empty((x3.shape[0],) + out, dtype=x3.dtype)
     lowest = np.finfo(x3.dtype).min
-    _pool_fwd(x3, y, k[0], k[1], s[0], s[1], p[0], p[1], _MODES[pool_type],
-              bool(count_include_pad), x3.dtype.type(lowest))
+    args = (k[0], k[1], s[0], s[1], p[0], p[1], _MODES[pool_type], bool(count_include_pad),
+            x3.dtype.type(lowest))
+    _by_planes(_pool_fwd, (x3, y) + args, x3.shape[0], x3.size)
     return y.reshape(x.shape[:2] + out[2 - nd:])
 
 
@@ -162,6 +174,6 @@ def pool_backward(x, y, dy, kernel, stride, pad, pool_type="max", global_pool=Fa
         raise ShapeError(f"dy shape {dy.shape} does not match the pooling output")
     dy3 = np.ascontiguousarray(dy, dtype=x3.dtype).reshape((x3.shape[0],) + out)
     dx = np.zeros_like(x3)
-    _pool_bwd(x3, dy3, dx, k[0], k[1], s[0], s[1], p[0], p[1], _MODES[pool_type],
-              bool(count_include_pad))
+    args = (k[0], k[1], s[0], s[1], p[0], p[1], _MODES[pool_type], bool(count_include_pad))
+    _by_planes(_pool_bwd, (x3, dy3, dx) + args, x3.shape[0], x3.size)
     return dx.reshape(x.shape)
