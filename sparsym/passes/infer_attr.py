@@ -77,40 +77,24 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
             except rules.Conflict as c:
                 raise_conflict(graph, k, c, kind)
             complete = True
-            for i, (e, v) in enumerate(zip(ie, ins)):
-                cur = values[e]
-                if v is not None and (cur is None or v != cur):
-                    if cur is None:
-                        values[e] = cur = v
-                        changed = True
-                    else:
-                        try:
-                            new = merge(cur, v)
-                        except ValueError:
-                            raise_conflict(graph, k, rules.Conflict(kind, i, "input", v, cur),
-                                           kind)
-                        if new != cur:
-                            values[e] = cur = new
+            for side, eids, vals in (("input", ie, ins), ("output", oe, outs)):
+                for i, (e, v) in enumerate(zip(eids, vals)):
+                    cur = values[e]
+                    if v is not None and (cur is None or v != cur):
+                        if cur is None:
+                            values[e] = cur = v
                             changed = True
-                if complete and not known_fn(cur):
-                    complete = False
-            for i, (e, v) in enumerate(zip(oe, outs)):
-                cur = values[e]
-                if v is not None and (cur is None or v != cur):
-                    if cur is None:
-                        values[e] = cur = v
-                        changed = True
-                    else:
-                        try:
-                            new = merge(cur, v)
-                        except ValueError:
-                            raise_conflict(graph, k, rules.Conflict(kind, i, "output", v, cur),
-                                           kind)
-                        if new != cur:
-                            values[e] = cur = new
-                            changed = True
-                if complete and not known_fn(cur):
-                    complete = False
+                        else:
+                            try:
+                                new = merge(cur, v)
+                            except ValueError:
+                                raise_conflict(graph, k, rules.Conflict(kind, i, side, v, cur),
+                                               kind)
+                            if new != cur:
+                                values[e] = cur = new
+                                changed = True
+                    if complete and not known_fn(cur):
+                        complete = False
             done[k] = complete
         for a, b in ties:
             va, vb = values[a], values[b]
