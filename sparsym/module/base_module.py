@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import time
+import warnings
 
 import numpy as np
 
@@ -269,9 +270,24 @@ class BaseModule:
 
     def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
                    allow_extra=False):
-        self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                         allow_missing=allow_missing, force_init=force_init,
-                         allow_extra=allow_extra)
+        """Assign parameter and aux state values (MXNet's ``set_params``).
+
+        Without ``allow_missing`` every parameter must be given (``init_params`` checks);
+        with it, the given values are copied into the bound arrays and the rest kept.
+        """
+        if not allow_missing or not hasattr(self, "_assign_params"):
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=allow_missing, force_init=force_init,
+                             allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warnings.warn("Parameters already initialized and force_init=False. set_params call "
+                          "ignored.", stacklevel=2)
+            return
+        self._assign_params(arg_params, aux_params, allow_missing=allow_missing,
+                            force_init=force_init, allow_extra=allow_extra)
+        self._params_dirty = True
+        self.params_initialized = True
 
     def install_monitor(self, mon):
         raise NotImplementedError()
