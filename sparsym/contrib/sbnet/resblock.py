@@ -329,9 +329,9 @@ def sparse_forward(x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, lay
     if idx is None:
         idx, _ = tiles_of(mo, tile)
     if y is None:
-        y = x.copy()
-    elif y is not x:
-        np.copyto(y, x)
+        y = np.empty_like(x)
+    if y is not x:
+        _parallel.copy(y, x)
     if idx.shape[0] == 0:
         return y, None
     if not batch_stats:
