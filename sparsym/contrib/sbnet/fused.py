@@ -171,10 +171,7 @@ def res_forward(a, xs, out=None):
         stats["res_inplace" if buf is x else "res_out_buffer"] += 1
     if dense:
         y, states = rb.dense_forward(x, bw, fwd_mov, a.eps, a.fix_gamma, batch, a.layout,
-                                     mo, r1)
-        if buf is not None:
-            np.copyto(buf, y)
-            y = buf
+                                     mo, r1, out=buf)
     else:
         y, states = rb.sparse_forward(x, mo, r1, tile, bw, fwd_mov, a.eps, a.fix_gamma,
                                       batch, a.layout, idx=idx, y=buf)

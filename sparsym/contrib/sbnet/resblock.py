@@ -439,11 +439,13 @@ def _pointwise(r, wm, layout):
     return conv_forward(r, w, None, (1, 1), (0, 0), (1, 1), 1)
 
 
-def dense_forward(x, bw, moving, eps, fix_gamma, batch_stats, layout, mo=None, r1=None):
+def dense_forward(x, bw, moving, eps, fix_gamma, batch_stats, layout, mo=None, r1=None,
+                  out=None):
     """(y, BN states) of the dense block with sparsym's dense kernels.
 
     mo/r1 None: the plain dense residual block (the benchmark baseline).  Otherwise batch
-    statistics are restricted to the regions and y = x + F(x) * m_out.
+    statistics are restricted to the regions and y = x + F(x) * m_out.  ``out``: a buffer
+    of x's shape (may be x itself) that receives y, saving a copy of the whole tensor.
     """
     x = np.ascontiguousarray(x)
     k = bw.w1.shape[1]
@@ -461,10 +463,13 @@ def dense_forward(x, bw, moving, eps, fix_gamma, batch_stats, layout, mo=None, r
     r, s3 = _bn_relu_dense(c2, mo, bw.gammas[2], bw.betas[2], moving[2], eps, fix_gamma,
                            batch_stats, layout)
     f = _pointwise(r, bw.w3, layout)
-    if mo is not None:
+    if mo is not None and not mo.all():  # an all-ones mask (dense dispatch) changes nothing
         f *= mo[..., None] if layout == "NHWC" else mo[:, None]
-    f += x
-    return f, (s1, s2, s3)
+    if out is None:
+        f += x
+        return f, (s1, s2, s3)
+    np.add(f, x, out=out)
+    return out, (s1, s2, s3)
 
 
 __all__ = ["geometry", "pack_weights", "unpack_grads", "region_maps", "sparse_forward",
