@@ -43,3 +43,14 @@ def test_plan_memo_is_bounded(monkeypatch):
         a = nd.array(np.ones(n, np.float32))
         np.testing.assert_array_equal((a + a).asnumpy(), np.full(n, 2, np.float32))
     assert len(ndop._PLANS) == 2
+
+
+def test_fallback_plans_follow_the_current_policy(monkeypatch):
+    """A fallback is not memoised: switching the policy to 'raise' after a first (logged)
+    fallback makes the next identical call raise."""
+    x = nd.sparse.csr_matrix((np.ones(2, np.float32), [0, 1], [0, 1, 2]), shape=(2, 2))
+    monkeypatch.setenv("SPARSYM_STORAGE_FALLBACK", "silent")
+    np.testing.assert_allclose(nd.log(x).asnumpy(), np.log(x.asnumpy()))
+    monkeypatch.setenv("SPARSYM_STORAGE_FALLBACK", "raise")
+    with pytest.raises(MXNetError):
+        nd.log(x)
