@@ -39,7 +39,9 @@ def run_one(name, timeout):
                               capture_output=True, text=True, timeout=timeout, cwd=ROOT)
         rc, out = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as e:
-        rc, out = "timeout", (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else ""
+        rc, out = "timeout", e.stdout or ""
+        if isinstance(out, bytes):  # TimeoutExpired may carry bytes even with text=True
+            out = out.decode(errors="replace")
     wall = time.perf_counter() - t0
     return {"bench": "example", "example": name, "wall_s": round(wall, 2), "rc": rc,
             "under_60s": bool(rc == 0 and wall < 60), "loadavg_1m": os.getloadavg()[0],

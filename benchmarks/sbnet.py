@@ -52,16 +52,12 @@ RES_CHANNELS = {24: 96, 48: 192, 64: 256, 96: 384}
 
 
 def _median_times(fns, reps):
-    """Run the callables round-robin ``reps`` times; median seconds of each."""
+    """One warm-up call each, then the median seconds of ``reps`` round-robin runs (the
+    dispatcher's own timing rule, sbnet.tuning.median_time)."""
+    from sparsym.contrib.sbnet.tuning import median_time
     for f in fns:
         f()
-    times = [[] for _ in fns]
-    for _ in range(reps):
-        for i, f in enumerate(fns):
-            t = time.perf_counter()
-            f()
-            times[i].append(time.perf_counter() - t)
-    return [float(np.median(t)) for t in times]
+    return median_time(fns, reps)
 
 
 def _paired_ratio(f, g, reps):

@@ -381,12 +381,6 @@ def backward(dy, x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, layou
 
 
 # --------------------------------------------------------------------------- dense path
-def _chan(a, layout):
-    """View of a (N,H,W,C)/(N,C,H,W) array as rows [N*H*W, C] (NHWC) or (N, C, H*W)."""
-    return a.reshape(-1, a.shape[-1]) if layout == "NHWC" else a.reshape(a.shape[0],
-                                                                          a.shape[1], -1)
-
-
 def _bn_dense(v, wmap, gamma, beta, moving, eps, fix_gamma, batch_stats, layout):
     """bn_forward over a dense activation in either layout; wmap (N,H,W) or None = all."""
     if layout == "NHWC":
