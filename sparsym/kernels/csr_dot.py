@@ -24,11 +24,17 @@ from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
 from ._f16 import f16_safe
 
+_CSR_MOD = None
+
 
 def _csr_mod():
-    """kernels.csr, whose _PAR_MIN_WORK / _MAP_FACTOR thresholds (tests patch them) apply here."""
-    from . import csr
-    return csr
+    """kernels.csr, whose _PAR_MIN_WORK / _MAP_FACTOR thresholds (tests patch them) apply here
+    (imported on first use: kernels.csr imports this module)."""
+    global _CSR_MOD
+    if _CSR_MOD is None:
+        from . import csr
+        _CSR_MOD = csr
+    return _CSR_MOD
 
 
 def _common(*dtypes):
@@ -54,26 +60,29 @@ class _Gate:
 
     Keeps each mode's seconds per unit of work (a new reading replaces a higher estimate
     at once and raises a lower one by half the gap, so one stalled call does not settle
-    it); parallel runs while it is 10% faster. Every ``_PROBE_S`` seconds the other mode
-    runs once, so a change in machine load is noticed. On 2 shared cores a parallel region
-    whose worker is descheduled waits milliseconds: measuring catches that where the load
-    average (a minute late, counting our own spinning workers) did not.
+    it); parallel runs while it is 10% faster. The two modes alternate until each has
+    ``_SETTLE`` readings (one stalled early reading would otherwise stand until the next
+    probe); then every ``_PROBE_S`` seconds the other mode runs once, so a change in
+    machine load is noticed. On 2 shared cores a parallel region whose worker is
+    descheduled waits milliseconds: measuring catches that where the load average (a
+    minute late, counting our own workers) did not.
     """
 
-    __slots__ = ("rate", "probe_at", "warm")
+    __slots__ = ("rate", "probe_at", "seen")
 
     def __init__(self):
         self.rate = [None, None]  # serial, parallel
         self.probe_at = 0.0
-        self.warm = [False, False]  # a mode's first call (JIT cache load, thread start) is
-        #                             not a reading: it once made a 1.5 ms serial path look 15x
-        #                             slower than a parallel one stalled by load
+        self.seen = [0, 0]  # calls per mode; a mode's first call (JIT cache load, thread
+        #                     start) is not a reading: it once made a 1.5 ms serial path
+        #                     look 15x slower than a parallel one stalled by load
 
     def parallel(self, now):
         """True to run this call in parallel."""
+        ser_n, par_n = self.seen
+        if min(ser_n, par_n) <= _SETTLE:
+            return par_n < ser_n  # serial first, then alternate
         ser, par = self.rate
-        if ser is None or par is None:
-            return ser is not None  # measure serial first, then parallel
         best = par < 0.9 * ser
         if now >= self.probe_at:
             self.probe_at = now + _PROBE_S
@@ -81,14 +90,15 @@ class _Gate:
         return best
 
     def record(self, par, secs, work):
-        if not self.warm[par]:
-            self.warm[par] = True
+        self.seen[par] += 1
+        if self.seen[par] == 1:
             return
         r = secs / work
         old = self.rate[par]
         self.rate[par] = r if old is None or r < old else 0.5 * (old + r)
 
 
+_SETTLE = 3
 _PROBE_S = 0.5
 _ADAPTIVE = True  # tests set False: parallel whenever the work is large enough
 _GATES: dict = {}

@@ -168,7 +168,21 @@ def fluent(name):
 
 def make_function(op_name, op):
     """Build the ``nd.<op_name>`` front end from an op record (no exec)."""
+    # calls with only positional NDArrays (``nd.dot(a, b)``) skip argument parsing when the
+    # op's default parameters are valid and fix its inputs
+    default_attrs, n_fixed = None, -1
+    if not (op.key_var_num_args or callable(op.inputs)):
+        try:
+            default_attrs = op.params.parse(op_name, {})
+            n_fixed = len(op.input_names(default_attrs))
+        except ParamError:  # a required parameter, or defaults its checks reject
+            pass
+
     def fn(*args, out=None, name=None, **kwargs):
+        if (len(args) == n_fixed and not kwargs and out is None
+                and all(isinstance(a, NDArray) for a in args)):
+            res = invoke_op(op, default_attrs, args)
+            return res[0] if len(res) == 1 else res
         attrs_kw, inputs = {}, []
         names = None
         if op.key_var_num_args or callable(op.inputs):

@@ -59,9 +59,13 @@ def _convert(kind, value, where):
 
 
 class Attrs(dict):
-    """Parsed parameters of one node: a dict with attribute access, hashable for plan keys."""
+    """Parsed parameters of one node: an immutable dict with attribute access, hashable for
+    plan keys (the hash is computed once: every imperative call looks its plan up by it).
 
-    __slots__ = ()
+    Derive a changed copy with ``type(attrs)(attrs, key=value)``.
+    """
+
+    __slots__ = ("_hash",)
 
     def __getattr__(self, key):
         try:
@@ -70,7 +74,21 @@ class Attrs(dict):
             raise AttributeError(key) from None
 
     def __hash__(self):
-        return hash(tuple(sorted((k, _hashable(v)) for k, v in self.items())))
+        try:
+            return self._hash
+        except AttributeError:
+            h = self._hash = hash(tuple(sorted((k, _hashable(v)) for k, v in self.items())))
+            return h
+
+    def _immutable(self, *args, **kwargs):
+        raise TypeError("Attrs are immutable (their hash is cached): derive a copy with "
+                        "type(attrs)(attrs, key=value)")
+
+    __setitem__ = __delitem__ = update = pop = popitem = setdefault = clear = _immutable
+    __ior__ = _immutable
+
+    def __reduce__(self):
+        return type(self), (dict(self),)
 
     def to_strings(self) -> dict:
         """MXNet's JSON form: every value a string; None values omitted."""

@@ -21,3 +21,23 @@ def _policy_after_import(env_policy):
                                             ("passive", "passive")])
 def test_import_sets_passive_wait_policy_unless_user_set_one(given, expected):
     assert _policy_after_import(given) == expected
+
+
+_LAYER = """
+import numpy as np, numba, sparsym as mx
+from sparsym.kernels import csr_dot
+csr_dot._ADAPTIVE = False  # parallel whenever the work is large enough
+a = mx.nd.sparse.csr_matrix(np.eye(2000, dtype=np.float32))
+mx.nd.sparse.dot(a, mx.nd.ones((2000, 64))).wait_to_read()
+print(numba.threading_layer())
+"""
+
+
+def test_parallel_kernels_run_on_tbb_where_the_wheel_is_a_dependency():
+    """pyproject installs tbb on x86-64 Linux: Numba must then pick it over OpenMP."""
+    if not (sys.platform == "linux" and os.uname().machine == "x86_64"):
+        pytest.skip("tbb is a dependency on x86-64 Linux and Windows only")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_THREADING")}
+    out = subprocess.run([sys.executable, "-c", _LAYER], env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "tbb"

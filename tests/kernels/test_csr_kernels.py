@@ -369,19 +369,26 @@ def test_errors_and_no_mutation():
 
 
 def test_parallel_gate_follows_measured_speed(monkeypatch):
-    """The serial/parallel gate measures serial first, then parallel, keeps the faster one,
-    re-probes the other every _PROBE_S seconds, and recovers from one stalled call."""
+    """The serial/parallel gate alternates serial and parallel until each has _SETTLE
+    readings, keeps the faster one, re-probes the other every _PROBE_S seconds, and
+    recovers from one stalled call."""
     from sparsym.kernels import csr_dot
+    monkeypatch.setattr(csr_dot, "_SETTLE", 2)
     g = csr_dot._Gate()
     assert g.parallel(0.0) is False
     g.record(False, 50.0, 10)                # first call of a mode: warm-up, not a reading
-    assert g.parallel(0.0) is False
-    g.record(False, 1.0, 10)                 # serial: 0.1 s per unit
+    assert g.rate == [None, None]
     assert g.parallel(0.0) is True
-    g.record(True, 90.0, 10)
-    assert g.parallel(0.0) is True
-    g.record(True, 0.5, 10)                  # parallel: 0.05 s per unit, faster
-    assert g.parallel(0.0) is False          # first probe of the other mode (serial)
+    g.record(True, 90.0, 10)                 # parallel's warm-up
+    modes = []
+    for secs in (1.0, 3.0, 1.2, 0.5):        # settling: serial, parallel, serial, parallel
+        par = g.parallel(0.0)
+        modes.append(par)
+        g.record(par, secs, 10)
+    assert modes == [False, True, False, True]
+    assert g.rate[0] == pytest.approx(0.11)  # 0.1, then a higher 0.12 raises it half-way
+    assert g.rate[1] == pytest.approx(0.05)  # 0.3, then a lower 0.05 replaces it at once
+    assert g.parallel(0.0) is False          # settled: first probe of the other mode
     assert [g.parallel(t) for t in (0.1, 0.2, 0.3)] == [True] * 3
     g.record(True, 100.0, 10)                # one stalled parallel call: 10 s per unit
     assert g.rate[1] == pytest.approx(5.025)

@@ -217,5 +217,6 @@ register(OpDef(
     inputs=lambda a: ("ograd",) + tuple(f"ograd_state{i}" for i in range(_n_states(a)))
     + _inputs(a) + ("seed",),
     num_outputs=lambda a: len(_inputs(a)),
-    dispatch=(Dispatch(("*", "..."), (D,), _rnn_bwd),),
+    # dense rows only, like the forward: a sparse head gradient falls back (densified)
+    dispatch=(Dispatch((D, "..."), (D,), _rnn_bwd),),
     infer_shape=_bwd_shape, infer_type=_bwd_type))
