@@ -435,10 +435,43 @@ def _csrT_rows(a: CSR, data, bb):
                 lambda: _csrT_rows_gather(a, data, bb))
 
 
+@njit(cache=True)
+def _scatter_t_map(data, indices, indptr, b, cmap):
+    # cmap: zeroed, one slot per column of a. Marks the stored columns, turns the marks into
+    # ranks, then scatters out[rank(c)] += data * b[row] straight through it: one pass less
+    # and no per-entry position array (int32 ranks halve the map's cache footprint).
+    for p in range(indices.shape[0]):
+        cmap[np.uint64(indices[p])] = 1
+    nu = 0
+    for c in range(cmap.shape[0]):
+        nu += cmap[c]
+    uniq = np.empty(nu + 1, dtype=np.int64)
+    u = 0
+    for c in range(cmap.shape[0]):  # branch-free: about half the columns may be present
+        f = cmap[c]
+        uniq[u] = c
+        cmap[c] = u
+        u += f
+    k = np.uint64(b.shape[1])
+    out = np.zeros((nu, b.shape[1]), dtype=b.dtype)
+    for i in range(indptr.shape[0] - 1):
+        ui = np.uint64(i)
+        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            v = data[p]
+            o = np.uint64(cmap[np.uint64(indices[p])])
+            for j in range(k):
+                out[o, j] += v * b[ui, j]
+    return uniq[:nu], out
+
+
 def _csrT_rows_scatter(a: CSR, data, bb):
     """Serial _csrT_rows: scatter through each entry's compact column."""
     from .csr import _unique_cols
-    uniq, pos = _unique_cols(a.indices[:a.nnz], a.shape[1])
+    n, nnz = a.shape[1], a.nnz
+    if nnz and bb.shape[1] and n <= _csr_mod()._MAP_FACTOR * nnz + 1024:
+        cmap = np.zeros(n, dtype=np.int32 if nnz < 2**31 else np.int64)
+        return _scatter_t_map(data, a.indices[:nnz], a.indptr, bb, cmap)
+    uniq, pos = _unique_cols(a.indices[:nnz], n)
     out = np.zeros((len(uniq), bb.shape[1]), dtype=bb.dtype)
     if a.nnz and bb.shape[1]:
         _scatter_t(data, a.indptr, pos, bb, out)
