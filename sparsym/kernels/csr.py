@@ -15,6 +15,7 @@ from numba import njit, prange
 from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
 from ._f16 import f16_safe
+from ._twins import twin
 
 # A dense column -> position map (O(n) memory and time) beats sorting or binary search
 # (O(nnz log)) until n is this many times nnz.
@@ -79,7 +80,7 @@ def _unique_cols(indices, n):
 
 
 # ----------------------------------------------------------------------------- casts
-@njit(parallel=True, cache=True)
+@twin
 def _scatter_rows(data, indices, indptr, out):
     for i in prange(len(indptr) - 1):
         for k in range(indptr[i], indptr[i + 1]):
@@ -91,11 +92,11 @@ def csr_to_dense(a: CSR) -> np.ndarray:
     """Densify; duplicates are summed (contract: any column order)."""
     out = np.zeros(a.shape, dtype=a.data.dtype)
     if a.nnz:
-        _scatter_rows(a.data, a.indices, a.indptr, out)
+        _scatter_rows(a.nnz, a.data, a.indices, a.indptr, out)
     return out
 
 
-@njit(parallel=True, cache=True)
+@twin
 def _dense_count(x, cnt):
     for i in prange(x.shape[0]):
         c = 0
@@ -105,7 +106,7 @@ def _dense_count(x, cnt):
         cnt[i + 1] = c
 
 
-@njit(parallel=True, cache=True)
+@twin
 def _dense_fill(x, indptr, data, indices):
     for i in prange(x.shape[0]):
         p = indptr[i]
@@ -125,13 +126,13 @@ def dense_to_csr(x: np.ndarray) -> CSR:
     indptr = np.zeros(m + 1, dtype=IDX)
     if x.size == 0:
         return CSR(np.zeros(0, x.dtype), np.zeros(0, IDX), indptr, x.shape)
-    _dense_count(x, indptr)
+    _dense_count(x.size, x, indptr)
     np.cumsum(indptr, out=indptr)
     nnz = int(indptr[-1])
     data = np.empty(nnz, dtype=x.dtype)
     indices = np.empty(nnz, dtype=IDX)
     if nnz:
-        _dense_fill(x, indptr, data, indices)
+        _dense_fill(x.size, x, indptr, data, indices)
     return CSR(data, indices, indptr, x.shape)
 
 
@@ -187,9 +188,6 @@ def canonicalize_csr(a: CSR) -> CSR:
 # The products live in csr_dot.py (imported at the end of this module: they use the
 # helpers above, e.g. _unique_cols and take_rows_csr, and read these thresholds at call time).
 
-# Below this much work (multiply-adds + rows) a parallel launch costs more than it saves,
-# and on a busy machine a descheduled worker thread stalls the whole region.
-_PAR_MIN_WORK = 1 << 16
 
 
 # ----------------------------------------------------------------------------- slicing
@@ -231,12 +229,12 @@ def take_rows_csr(a: CSR, idx) -> CSR:
     np.cumsum(lens, out=indptr[1:])
     src = np.empty(int(indptr[-1]), dtype=IDX)
     if len(src):
-        _gather_pos(a.indptr, idx, indptr, src)
+        _gather_pos(len(src), a.indptr, idx, indptr, src)
     return CSR(a.data[src], a.indices[src].astype(IDX, copy=False), indptr,
                (len(idx), a.shape[1]))
 
 
-@njit(parallel=True, cache=True)
+@twin
 def _gather_pos(indptr, idx, out_ptr, src):
     # index-only (dtype independent): source position of every output entry
     for r in prange(len(idx)):
@@ -273,7 +271,7 @@ def map_values(a: CSR, fn) -> CSR:
     return CSR(np.asarray(fn(a.data)), a.indices, a.indptr, a.shape)
 
 
-@njit(parallel=True, cache=True)
+@twin
 def _union_count(ai, ap, bi, bp, cnt):
     for i in prange(len(ap) - 1):
         p, pe, q, qe = ap[i], ap[i + 1], bp[i], bp[i + 1]
@@ -290,7 +288,7 @@ def _union_count(ai, ap, bi, bp, cnt):
         cnt[i + 1] = c + (pe - p) + (qe - q)
 
 
-@njit(parallel=True, cache=True)
+@twin
 def _union_fill(ai, ap, bi, bp, op, oi, sa, sb):
     # index-only: output column plus source position in a / b (-1 when absent)
     for i in prange(len(ap) - 1):
@@ -316,7 +314,7 @@ def _union_fill(ai, ap, bi, bp, op, oi, sa, sb):
             o += 1
 
 
-@njit(parallel=True, cache=True)
+@twin
 def _inter_count(ai, ap, bi, bp, cnt):
     for i in prange(len(ap) - 1):
         p, pe, q, qe = ap[i], ap[i + 1], bp[i], bp[i + 1]
@@ -333,7 +331,7 @@ def _inter_count(ai, ap, bi, bp, cnt):
         cnt[i + 1] = c
 
 
-@njit(parallel=True, cache=True)
+@twin
 def _inter_fill(ai, ap, bi, bp, op, oi, sa, sb):
     # index-only: output column plus source positions in a and b
     for i in prange(len(ap) - 1):
@@ -364,14 +362,14 @@ def union_struct(a: CSR, b: CSR):
     m = a.shape[0]
     indptr = np.zeros(m + 1, dtype=IDX)
     if m:
-        _union_count(a.indices, a.indptr, b.indices, b.indptr, indptr)
+        _union_count(a.nnz + b.nnz, a.indices, a.indptr, b.indices, b.indptr, indptr)
     np.cumsum(indptr, out=indptr)
     nnz = int(indptr[-1])
     indices = np.empty(nnz, dtype=IDX)
     sa = np.empty(nnz, dtype=IDX)
     sb = np.empty(nnz, dtype=IDX)
     if nnz:
-        _union_fill(a.indices, a.indptr, b.indices, b.indptr, indptr, indices, sa, sb)
+        _union_fill(nnz, a.indices, a.indptr, b.indices, b.indptr, indptr, indices, sa, sb)
     return indices, indptr, sa, sb
 
 
@@ -381,14 +379,15 @@ def inter_struct(a: CSR, b: CSR):
     m = a.shape[0]
     indptr = np.zeros(m + 1, dtype=IDX)
     if m:
-        _inter_count(a.indices, a.indptr, b.indices, b.indptr, indptr)
+        _inter_count(a.nnz + b.nnz, a.indices, a.indptr, b.indices, b.indptr, indptr)
     np.cumsum(indptr, out=indptr)
     nnz = int(indptr[-1])
     indices = np.empty(nnz, dtype=IDX)
     sa = np.empty(nnz, dtype=IDX)
     sb = np.empty(nnz, dtype=IDX)
     if nnz:
-        _inter_fill(a.indices, a.indptr, b.indices, b.indptr, indptr, indices, sa, sb)
+        _inter_fill(a.nnz + b.nnz, a.indices, a.indptr, b.indices, b.indptr, indptr, indices,
+                    sa, sb)
     return indices, indptr, sa, sb
 
 
@@ -485,7 +484,7 @@ def add_csr_dns(a: CSR, d: np.ndarray) -> np.ndarray:
     dt = _common(a.data.dtype, d.dtype)
     out = np.array(d, dtype=dt, order="C", copy=True)
     if a.nnz:
-        _scatter_rows(_as(a.data, dt), a.indices, a.indptr, out)
+        _scatter_rows(a.nnz, _as(a.data, dt), a.indices, a.indptr, out)
     return out
 
 

@@ -8,7 +8,7 @@ Storage contracts (every function is pure: new outputs, inputs untouched):
 
 Hot loops index with unsigned integers: Numba then drops the negative-index wraparound
 check, which doubles the speed of these gather-bound loops. Work is split into
-nnz-balanced row blocks; from ``csr._PAR_MIN_WORK`` multiply-adds on, the serial or the
+nnz-balanced row blocks; from ``_twins.PAR_MIN_WORK`` multiply-adds on, the serial or the
 parallel kernel runs as :class:`_Gate` measures faster on this machine right now.
 """
 from __future__ import annotations
@@ -23,12 +23,13 @@ from numba import njit, prange
 from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
 from ._f16 import f16_safe
+from ._twins import twin, want_par
 
 _CSR_MOD = None
 
 
 def _csr_mod():
-    """kernels.csr, whose _PAR_MIN_WORK / _MAP_FACTOR thresholds (tests patch them) apply here
+    """kernels.csr, whose _MAP_FACTOR threshold applies here
     (imported on first use: kernels.csr imports this module)."""
     global _CSR_MOD
     if _CSR_MOD is None:
@@ -111,16 +112,9 @@ def _gate(key):
     return g
 
 
-def _want_par(work):
-    """True when parallel may pay: enough work and >= 2 Numba threads."""
-    if work < _csr_mod()._PAR_MIN_WORK:
-        return False
-    return numba.get_num_threads() >= 2
-
-
 def _run(key, work, serial, parallel):
     """Call ``parallel()`` or ``serial()`` (same result) as gate ``key`` decides; time it."""
-    if not _want_par(work):
+    if not want_par(work):
         return serial()
     if not _ADAPTIVE:
         return parallel()
@@ -534,7 +528,7 @@ def dot_csrT_rsp_rsp(a: CSR, w: RSP) -> RSP:
 
 
 # ----------------------------------------------------------------------------- dense . csr
-@njit(parallel=True, cache=True)
+@twin
 def _dot_dns_csr(x, data, indices, indptr, out):
     # out[r] = x[r] @ a: each output row is independent; out zero-initialised
     for r in prange(x.shape[0]):
@@ -559,7 +553,7 @@ def dot_dns_csr(x: np.ndarray, a: CSR) -> np.ndarray:
     """x @ a as dense (x 1-D or N-D, contracted on its last axis); csr any column order."""
     dt, xx, data = _prep_dns_csr(x, a, "dot(dense, csr)")
     out = np.zeros((xx.shape[0], a.shape[1]), dtype=dt)
-    _dot_dns_csr(xx, data, a.indices, a.indptr, out)
+    _dot_dns_csr(xx.shape[0] * a.nnz, xx, data, a.indices, a.indptr, out)
     return out.reshape(x.shape[:-1] + (a.shape[1],))
 
 
@@ -574,12 +568,12 @@ def dot_dns_csr_csr(x: np.ndarray, a: CSR) -> CSR:
     uniq, pos = _unique_cols(a.indices[:a.nnz], a.shape[1])
     nnc = len(uniq)
     out = np.zeros((p, nnc), dtype=dt)
-    _dot_dns_csr(xx, data[:a.nnz], pos, a.indptr, out)
+    _dot_dns_csr(p * a.nnz, xx, data[:a.nnz], pos, a.indptr, out)
     indptr = np.arange(p + 1, dtype=IDX) * nnc
     return CSR(out.reshape(-1), np.tile(uniq, p), indptr, (p, a.shape[1]))
 
 
-@njit(parallel=True, cache=True)
+@twin
 def _dot_dns_csrT(x, data, indices, indptr, outT):
     # outT[i, r] = sum_p a[i, c_p] * x[r, c_p]; outT zero-initialised
     nr = x.shape[0]
@@ -603,5 +597,5 @@ def dot_dns_csrT(x: np.ndarray, a: CSR) -> np.ndarray:
     dt = _common(x.dtype, a.data.dtype)
     xx = _as(_cols2(x, n), dt)
     outT = np.zeros((m, xx.shape[0]), dtype=dt)
-    _dot_dns_csrT(xx, _as(a.data, dt), a.indices, a.indptr, outT)
+    _dot_dns_csrT(xx.shape[0] * a.nnz, xx, _as(a.data, dt), a.indices, a.indptr, outT)
     return np.ascontiguousarray(outT.T).reshape(x.shape[:-1] + (m,))

@@ -19,13 +19,13 @@ missing rows count as a zero gradient (MXNet's lazy_update=False).
 from __future__ import annotations
 
 import math
-import types
 
 import numpy as np
 from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import RSP, todense
+from ._twins import twins
 
 __all__ = [
     "sgd_update", "sgd_update_lazy", "sgd_update_std_rsp",
@@ -47,19 +47,13 @@ _NOROWS = np.zeros(0, dtype=np.int64)
 
 
 def _rowkernel(f):
-    """Compile ``f`` twice: serial and parallel (distinct names keep both in the cache).
+    """(serial, parallel) compilations of ``f``.
 
     error_model="numpy" (what parallel loop bodies get anyway): x / 0 gives inf/nan as in
     MXNet instead of a per-division zero check, which kept the serial row loops scalar
     (1.6x slower).
     """
-    ser = njit(cache=True, error_model="numpy")(f)
-    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_par", f.__defaults__,
-                           f.__closure__)
-    g.__qualname__ = f.__qualname__ + "_par"
-    g.__module__ = f.__module__
-    par = njit(cache=True, parallel=True, error_model="numpy")(g)
-    return ser, par
+    return twins(f, error_model="numpy")
 
 
 @njit(cache=True, inline="always")

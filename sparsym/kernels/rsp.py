@@ -15,6 +15,7 @@ from numba import njit, prange
 from ..base import ShapeError
 from ..storage import IDX, RSP
 from ._f16 import f16_safe
+from ._twins import twin
 
 
 def _common(*dtypes):
@@ -36,7 +37,7 @@ def _empty(shape, dtype):
 
 
 # ----------------------------------------------------------------------------- lookup
-@njit(parallel=True, cache=True)
+@twin
 def _lookup(keys, ids, out):
     n = keys.shape[0]
     for t in prange(ids.shape[0]):
@@ -58,7 +59,8 @@ def rows_lookup(indices, row_ids) -> np.ndarray:
     flat = np.ascontiguousarray(ids.reshape(-1), dtype=IDX)
     out = np.empty(len(flat), dtype=IDX)
     if len(flat):
-        _lookup(np.ascontiguousarray(indices, dtype=IDX), flat, out)
+        keys = np.ascontiguousarray(indices, dtype=IDX)
+        _lookup(len(flat) * max(len(keys), 2).bit_length(), keys, flat, out)
     return out.reshape(ids.shape)
 
 
@@ -119,7 +121,7 @@ def rsp_to_dense(r: RSP) -> np.ndarray:
     return out
 
 
-@njit(parallel=True, cache=True)
+@twin
 def _row_any(x, out):
     for i in prange(x.shape[0]):
         for j in range(x.shape[1]):
@@ -138,7 +140,7 @@ def dense_to_rsp(x: np.ndarray) -> RSP:
     flat = np.ascontiguousarray(x).reshape(m, _tail_size(x.shape))
     keep = np.zeros(m, dtype=np.bool_)
     if flat.size:
-        _row_any(flat, keep)
+        _row_any(flat.size, flat, keep)
     rows = np.flatnonzero(keep).astype(IDX, copy=False)
     return RSP(np.ascontiguousarray(x[rows]), rows, x.shape)
 
@@ -299,12 +301,25 @@ def retain(r: RSP, row_ids) -> RSP:
     return RSP(r.data[pos[hit]], ids[hit], r.shape)
 
 
+def clip_ids(idx, n) -> np.ndarray:
+    """``idx`` as int64 clipped into [0, n) (MXNet's Embedding/take mode='clip'); new array.
+
+    Two ufunc calls: np.clip on integers costs ~10 us of dtype-limit checks per call, and
+    the embedding forward and backward clip every batch."""
+    ids = np.asarray(idx).astype(IDX)
+    np.maximum(ids, 0, out=ids)
+    return np.minimum(ids, max(int(n) - 1, 0), out=ids)
+
+
 def take_rows_rsp(w: RSP, idx) -> np.ndarray:
     """Dense w[idx] (idx.shape + w.shape[1:]); idx clipped as in MXNet Embedding; absent rows 0."""
     idx = np.asarray(idx)
     # MXNet's Embedding/take default mode='clip': out-of-range ids read the nearest end row
-    ids = np.clip(idx.astype(IDX, copy=False), 0, max(w.shape[0] - 1, 0))
-    pos = rows_lookup(w.indices, ids).reshape(-1)
+    ids = clip_ids(idx, w.shape[0])
+    if len(w.indices) == w.shape[0]:  # every row stored (canonical): row i is at i
+        pos = ids.reshape(-1)
+    else:
+        pos = rows_lookup(w.indices, ids).reshape(-1)
     tail = tuple(w.shape[1:])
     wd = np.ascontiguousarray(w.data).reshape(len(w.indices), _tail_size(w.shape))
     if len(wd):
@@ -331,7 +346,7 @@ def embedding_grad_rsp(idx, ograd, num_rows) -> RSP:
     idx = np.asarray(idx)
     ograd = np.asarray(ograd)
     # clip as the forward does (MXNet mode='clip') so the output rows stay in range
-    flat = np.clip(idx.astype(IDX, copy=False).reshape(-1), 0, max(int(num_rows) - 1, 0))
+    flat = clip_ids(idx, num_rows).reshape(-1)
     tail = ograd.shape[idx.ndim:]
     if ograd.shape[:idx.ndim] != idx.shape:
         raise ShapeError(f"embedding_grad_rsp: ograd shape {ograd.shape} does not start with "
@@ -340,10 +355,11 @@ def embedding_grad_rsp(idx, ograd, num_rows) -> RSP:
     if len(flat) == 0:
         return _empty(shape, ograd.dtype)
     g = np.ascontiguousarray(ograd).reshape(len(flat), int(np.prod(tail, dtype=np.int64)))
-    uniq, inv = np.unique(flat, return_inverse=True)
+    from .csr import _unique_cols  # a dense row map when num_rows is not >> len(flat)
+    uniq, inv = _unique_cols(flat, int(num_rows))
     out = np.zeros((len(uniq), g.shape[1]), dtype=ograd.dtype)
-    _scatter_add(inv.reshape(-1).astype(IDX, copy=False), g, out)
-    return RSP(out.reshape((len(uniq),) + tuple(tail)), uniq.astype(IDX, copy=False), shape)
+    _scatter_add(inv, g, out)
+    return RSP(out.reshape((len(uniq),) + tuple(tail)), uniq, shape)
 
 
 # ----------------------------------------------------------------------------- reductions

@@ -178,7 +178,9 @@ def _bsqsum(a, xs):
     keep = tuple(1 if i in _axes(a, len(shape)) else d for i, d in enumerate(shape))
     g = g.reshape(keep)
     if isinstance(x, st.RSP):
-        gr = np.broadcast_to(g, shape)[x.indices] if len(x.indices) else x.data[:0]
+        # the stored rows' gradient: g's rows at x.indices, or g itself when axis 0 was
+        # reduced (it broadcasts); no gather from a broadcast view of the full shape
+        gr = g[x.indices] if keep[0] != 1 or shape[0] == 1 else g
         return (st.RSP((2 * x.data * gr).astype(x.dtype, copy=False), x.indices, shape),)
     xd = st.todense(x)
     return ((2 * xd * g).astype(xd.dtype, copy=False),)

@@ -4,6 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 from sparsym.base import ShapeError
+from sparsym.kernels import _twins
 from sparsym.kernels import csr as K
 from sparsym.storage import CSR, IDX, RSP
 
@@ -110,7 +111,7 @@ def par(request, monkeypatch):
     the speed gate would pick."""
     if request.param:
         from sparsym.kernels import csr_dot
-        monkeypatch.setattr(K, "_PAR_MIN_WORK", 0)
+        monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
         monkeypatch.setattr(csr_dot, "_ADAPTIVE", False)
     return request.param
 
@@ -398,7 +399,7 @@ def test_parallel_gate_follows_measured_speed(monkeypatch):
     assert g.rate[1] == pytest.approx(0.04) and g.parallel(0.6) is True
     # through the public op the gate picks a mode and the result does not depend on it
     import sparsym as mx
-    monkeypatch.setattr(K, "_PAR_MIN_WORK", 0)
+    monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
     monkeypatch.setattr(csr_dot, "_GATES", {})
     a, s = rand_csr(64, 40, 8, "uniform", np.float64)
     x = mx.nd.sparse.csr_matrix((a.data, a.indices, a.indptr), shape=a.shape)

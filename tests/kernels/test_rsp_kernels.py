@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from sparsym.base import ShapeError
+from sparsym.kernels import _twins
 from sparsym.kernels import rsp as K
 from sparsym.storage import IDX, RSP
 
@@ -11,6 +12,14 @@ dtypes = pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", 
 CASES = [((0, 3), 0.5), ((6, 4), 0.0), ((6, 4), 1.0), ((50, 7), 0.3), ((40,), 0.5),
          ((30, 2, 3), 0.4), ((1000, 5), 0.02)]
 cases = pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}@{c[1]}")
+
+
+@pytest.fixture(params=[False, True], ids=["serial", "parallel"])
+def par(request, monkeypatch):
+    """Run the parallel twin of the lookup / row-scan kernels on tiny inputs too."""
+    if request.param:
+        monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
+    return request.param
 
 
 def rand_rsp(shape, frac, dtype, seed=0, power=False):
@@ -42,7 +51,7 @@ def tol(dtype):
 
 @cases
 @dtypes
-def test_casts(case, dtype):
+def test_casts(case, dtype, par):
     r = rand_rsp(*case, dtype)
     d = dense(r)
     np.testing.assert_array_equal(K.rsp_to_dense(r), d)
@@ -110,7 +119,7 @@ def test_elementwise(case, dtype):
 
 @cases
 @dtypes
-def test_rows(case, dtype):
+def test_rows(case, dtype, par):
     shape, frac = case
     r = rand_rsp(shape, frac, dtype, 1)
     d = dense(r)

@@ -191,7 +191,7 @@ def emb_type(attrs, ins, outs):
 
 def _ids(a, idx):
     # MXNet's Embedding: ids are cast to int and clipped into [0, input_dim)
-    return np.clip(np.asarray(idx).astype(np.int64), 0, a.input_dim - 1)
+    return krsp.clip_ids(idx, a.input_dim)
 
 
 def _emb_fwd(a, xs):
