@@ -7,40 +7,17 @@ column indices sorted and unique within every row.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
+from ._arrays import MAP_FACTOR, as_c, common
 from ._f16 import f16_safe
 from ._twins import twin
 
-# A dense column -> position map (O(n) memory and time) beats sorting or binary search
-# (O(nnz log)) until n is this many times nnz.
-_MAP_FACTOR = 32
-
 
 # ----------------------------------------------------------------------------- helpers
-def _common(*dtypes):
-    return np.result_type(*dtypes)
-
-
-def _as(x, dt):
-    return np.ascontiguousarray(x, dtype=dt)
-
-
-def _rows2(x, lead):
-    """View x as (lead, rest) even when sizes are 0 (numpy cannot infer -1 then)."""
-    return x.reshape(lead, math.prod(x.shape[1:]))
-
-
-def _cols2(x, last):
-    """View x as (rest, last), contracting on the last axis."""
-    return x.reshape(math.prod(x.shape[:-1]), last)
-
-
 def _row_ids(a: CSR) -> np.ndarray:
     return np.repeat(np.arange(a.shape[0], dtype=IDX), np.diff(a.indptr))
 
@@ -73,7 +50,7 @@ def _unique_cols(indices, n):
     """Sorted unique values of ``indices`` (in [0, n)) and each entry's position among them."""
     if len(indices) == 0:
         return np.zeros(0, IDX), np.zeros(0, IDX)
-    if n <= _MAP_FACTOR * len(indices) + 1024:
+    if n <= MAP_FACTOR * len(indices) + 1024:
         return _colmap_pos(indices, n)
     uniq, inv = np.unique(indices, return_inverse=True)
     return uniq.astype(IDX, copy=False), inv.astype(IDX, copy=False).reshape(-1)
@@ -253,7 +230,7 @@ def concat_rows_csr(arrs) -> CSR:
     for x in arrs:
         if x.shape[1] != n:
             raise ShapeError(f"concat_rows_csr: column counts differ, {arrs[0].shape} vs {x.shape}")
-    dt = _common(*[x.data.dtype for x in arrs])
+    dt = common(*[x.data.dtype for x in arrs])
     data = np.concatenate([x.data[:x.nnz] for x in arrs]).astype(dt, copy=False)
     indices = np.concatenate([x.indices[:x.nnz] for x in arrs]).astype(IDX, copy=False)
     parts = [np.zeros(1, IDX)]
@@ -404,7 +381,7 @@ def union_apply_csr(a: CSR, b: CSR, fn) -> CSR:
     Inputs canonical; output canonical, new arrays; explicit zeros produced by fn are kept.
     """
     indices, indptr, sa, sb = union_struct(a, b)
-    dt = _common(a.data.dtype, b.data.dtype)
+    dt = common(a.data.dtype, b.data.dtype)
     va, vb = _gather_or_zero(a.data, sa, dt), _gather_or_zero(b.data, sb, dt)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         data = np.asarray(fn(va, vb)).astype(dt, copy=False)
@@ -414,7 +391,7 @@ def union_apply_csr(a: CSR, b: CSR, fn) -> CSR:
 def add_csr_csr(a: CSR, b: CSR, alpha=1.0, beta=1.0) -> CSR:
     """alpha*a + beta*b; inputs canonical; output canonical on the union structure (zeros kept)."""
     indices, indptr, sa, sb = union_struct(a, b)
-    dt = _common(a.data.dtype, b.data.dtype)
+    dt = common(a.data.dtype, b.data.dtype)
     data = np.zeros(len(indices), dtype=dt)
     ha, hb = sa >= 0, sb >= 0
     va, vb = a.data[sa[ha]].astype(dt, copy=False), b.data[sb[hb]].astype(dt, copy=False)
@@ -426,7 +403,7 @@ def add_csr_csr(a: CSR, b: CSR, alpha=1.0, beta=1.0) -> CSR:
 def mul_csr_csr(a: CSR, b: CSR) -> CSR:
     """a * b elementwise; inputs canonical; output canonical on the intersection structure."""
     indices, indptr, sa, sb = inter_struct(a, b)
-    dt = _common(a.data.dtype, b.data.dtype)
+    dt = common(a.data.dtype, b.data.dtype)
     data = (a.data[sa] * b.data[sb]).astype(dt, copy=False)
     return CSR(data, indices, indptr, a.shape)
 
@@ -481,10 +458,10 @@ broadcast_mul = broadcast_mul_csr_vec
 def add_csr_dns(a: CSR, d: np.ndarray) -> np.ndarray:
     """a + d as a new dense array; csr any column order (duplicates summed)."""
     _check_same(a, d, "add(csr, dense)")
-    dt = _common(a.data.dtype, d.dtype)
+    dt = common(a.data.dtype, d.dtype)
     out = np.array(d, dtype=dt, order="C", copy=True)
     if a.nnz:
-        _scatter_rows(a.nnz, _as(a.data, dt), a.indices, a.indptr, out)
+        _scatter_rows(a.nnz, as_c(a.data, dt), a.indices, a.indptr, out)
     return out
 
 
@@ -492,7 +469,7 @@ def where_csr_dns_dns(cond: CSR, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """x where cond != 0 else y (new dense); cond any order (each stored copy tested alone)."""
     _check_same(cond, x, "where(csr, dense, dense)")
     _check_same(cond, y, "where(csr, dense, dense)")
-    dt = _common(x.dtype, y.dtype)
+    dt = common(x.dtype, y.dtype)
     out = np.array(y, dtype=dt, order="C", copy=True)
     if cond.nnz:
         hit = cond.data[:cond.nnz] != 0

@@ -22,38 +22,9 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
+from ._arrays import MAP_FACTOR, as_c, cols2, common, rows2
 from ._f16 import f16_safe
 from ._twins import twin, want_par
-
-_CSR_MOD = None
-
-
-def _csr_mod():
-    """kernels.csr, whose _MAP_FACTOR threshold applies here
-    (imported on first use: kernels.csr imports this module)."""
-    global _CSR_MOD
-    if _CSR_MOD is None:
-        from . import csr
-        _CSR_MOD = csr
-    return _CSR_MOD
-
-
-def _common(*dtypes):
-    return np.result_type(*dtypes)
-
-
-def _as(x, dt):
-    return np.ascontiguousarray(x, dtype=dt)
-
-
-def _rows2(x, lead):
-    """View x as (lead, rest) even when sizes are 0."""
-    return x.reshape(lead, math.prod(x.shape[1:]))
-
-
-def _cols2(x, last):
-    """View x as (rest, last), contracting on the last axis."""
-    return x.reshape(math.prod(x.shape[:-1]), last)
 
 
 class _Gate:
@@ -258,16 +229,16 @@ def dot_csr_dns(a: CSR, b: np.ndarray) -> np.ndarray:
     data = a.data
     dt = data.dtype
     if b.dtype != dt:
-        dt = _common(dt, b.dtype)
+        dt = common(dt, b.dtype)
         data = data.astype(dt)
     k = math.prod(b.shape[1:])
     bb = b.reshape(n, k)
     if bb.dtype != dt or not bb.flags.c_contiguous:
-        bb = _as(bb, dt)
+        bb = as_c(bb, dt)
     out = np.zeros((m, k), dtype=dt)
     if k and a.nnz:
         if not data.flags.c_contiguous:
-            data = _as(data, dt)
+            data = as_c(data, dt)
         _spmm(data, a, bb, out)
     return out.reshape((m,) + b.shape[1:])
 
@@ -282,16 +253,16 @@ def dot_csr_rsp(a: CSR, w: RSP) -> np.ndarray:
     nnr = len(w.indices)
     if nnr == n:  # every row present: sorted unique ids are exactly 0..n-1
         return dot_csr_dns(a, w.data)
-    dt = _common(a.data.dtype, w.data.dtype)
-    wd = _as(_rows2(w.data, nnr), dt)
+    dt = common(a.data.dtype, w.data.dtype)
+    wd = as_c(rows2(w.data, nnr), dt)
     out = np.zeros((m, wd.shape[1]), dtype=dt)
     if nnr and a.nnz and wd.shape[1]:
-        if n <= _csr_mod()._MAP_FACTOR * a.nnz + 1024:
+        if n <= MAP_FACTOR * a.nnz + 1024:
             cmap = np.full(n, -1, dtype=IDX)
             cmap[w.indices] = np.arange(nnr, dtype=IDX)
-            _spmm(_as(a.data, dt), a, wd, out, cmap=cmap)
+            _spmm(as_c(a.data, dt), a, wd, out, cmap=cmap)
         else:
-            _spmm(_as(a.data, dt), a, wd, out, keys=_as(w.indices, IDX))
+            _spmm(as_c(a.data, dt), a, wd, out, keys=as_c(w.indices, IDX))
     return out.reshape((m,) + tail)
 
 
@@ -422,7 +393,7 @@ def _csrT_rows(a: CSR, data, bb):
     """
     n = a.shape[1]
     if (bb.shape[1] == 1 and n * bb.itemsize <= _DENSE_T_BYTES
-            and n <= _csr_mod()._MAP_FACTOR * a.nnz + 1024):
+            and n <= MAP_FACTOR * a.nnz + 1024):
         return _csrT_rows_dense1(a, data, bb.reshape(-1))
     work = a.nnz * bb.shape[1] + a.shape[1] // 8
     return _run("csrT", work, lambda: _csrT_rows_scatter(a, data, bb),
@@ -462,7 +433,7 @@ def _csrT_rows_scatter(a: CSR, data, bb):
     """Serial _csrT_rows: scatter through each entry's compact column."""
     from .csr import _unique_cols
     n, nnz = a.shape[1], a.nnz
-    if nnz and bb.shape[1] and n <= _csr_mod()._MAP_FACTOR * nnz + 1024:
+    if nnz and bb.shape[1] and n <= MAP_FACTOR * nnz + 1024:
         cmap = np.zeros(n, dtype=np.int32 if nnz < 2**31 else np.int64)
         return _scatter_t_map(data, a.indices[:nnz], a.indptr, bb, cmap)
     uniq, pos = _unique_cols(a.indices[:nnz], n)
@@ -487,8 +458,8 @@ def _prep_T(a: CSR, b: np.ndarray, what):
     m = a.shape[0]
     if b.shape[0] != m:
         raise ShapeError(f"{what}: a.T @ b needs b.shape[0] == {m}, got {b.shape}")
-    dt = _common(a.data.dtype, b.dtype)
-    return dt, _as(a.data, dt), _as(_rows2(b, m), dt)
+    dt = common(a.data.dtype, b.dtype)
+    return dt, as_c(a.data, dt), as_c(rows2(b, m), dt)
 
 
 @f16_safe
@@ -520,10 +491,10 @@ def dot_csrT_rsp_rsp(a: CSR, w: RSP) -> RSP:
         raise ShapeError(f"dot(csr.T, row_sparse): a.T @ w needs w.shape[0] == {m}, got "
                          f"{w.shape}")
     tail = tuple(w.shape[1:])
-    dt = _common(a.data.dtype, w.data.dtype)
-    wd = _as(_rows2(w.data, len(w.indices)), dt)
+    dt = common(a.data.dtype, w.data.dtype)
+    wd = as_c(rows2(w.data, len(w.indices)), dt)
     sub = take_rows_csr(a, w.indices)  # row q of sub pairs with row q of w.data
-    uniq, out = _csrT_rows(sub, _as(sub.data, dt), wd)
+    uniq, out = _csrT_rows(sub, as_c(sub.data, dt), wd)
     return RSP(out.reshape((len(uniq),) + tail), uniq, (n,) + tail)
 
 
@@ -544,8 +515,8 @@ def _prep_dns_csr(x, a, what):
     m = a.shape[0]
     if x.shape[-1] != m:
         raise ShapeError(f"{what}: inner dimensions differ, {x.shape} vs {a.shape}")
-    dt = _common(x.dtype, a.data.dtype)
-    return dt, _as(_cols2(x, m), dt), _as(a.data, dt)
+    dt = common(x.dtype, a.data.dtype)
+    return dt, as_c(cols2(x, m), dt), as_c(a.data, dt)
 
 
 @f16_safe
@@ -594,8 +565,8 @@ def dot_dns_csrT(x: np.ndarray, a: CSR) -> np.ndarray:
         raise ShapeError(f"dot(dense, csr.T): inner dimensions differ, {x.shape} vs {a.shape}.T")
     if x.ndim == 1:
         return dot_csr_dns(a, x)
-    dt = _common(x.dtype, a.data.dtype)
-    xx = _as(_cols2(x, n), dt)
+    dt = common(x.dtype, a.data.dtype)
+    xx = as_c(cols2(x, n), dt)
     outT = np.zeros((m, xx.shape[0]), dtype=dt)
-    _dot_dns_csrT(xx.shape[0] * a.nnz, xx, _as(a.data, dt), a.indices, a.indptr, outT)
+    _dot_dns_csrT(xx.shape[0] * a.nnz, xx, as_c(a.data, dt), a.indices, a.indptr, outT)
     return np.ascontiguousarray(outT.T).reshape(x.shape[:-1] + (m,))

@@ -14,12 +14,9 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import IDX, RSP
+from ._arrays import common
 from ._f16 import f16_safe
 from ._twins import twin
-
-
-def _common(*dtypes):
-    return np.result_type(*dtypes)
 
 
 def _check_same(a, b, what):
@@ -197,7 +194,7 @@ def _add_rows(ad, bd, pa, pb, al, be, out):
 def add_rsp_rsp(a: RSP, b: RSP, alpha=1.0, beta=1.0) -> RSP:
     """alpha*a + beta*b on the union of rows; inputs canonical, output canonical (zeros kept)."""
     _check_same(a, b, "add(row_sparse, row_sparse)")
-    dt = _common(a.data.dtype, b.data.dtype)
+    dt = common(a.data.dtype, b.data.dtype)
     al, be = dt.type(alpha), dt.type(beta)
     if len(a.indices) == len(b.indices) and np.array_equal(a.indices, b.indices):
         data = a.data * al if alpha != 1 else a.data.astype(dt, copy=True)
@@ -224,7 +221,7 @@ def add_rsp_rsp(a: RSP, b: RSP, alpha=1.0, beta=1.0) -> RSP:
 def union_apply_rsp(a: RSP, b: RSP, fn) -> RSP:
     """fn(a, b) on the union of rows (absent rows read 0); fn(0, 0) must be 0; canonical."""
     _check_same(a, b, "union(row_sparse, row_sparse)")
-    dt = _common(a.data.dtype, b.data.dtype)
+    dt = common(a.data.dtype, b.data.dtype)
     na, nb = len(a.indices), len(b.indices)
     idx = np.empty(na + nb, dtype=IDX)
     pa = np.empty(na, dtype=IDX)
@@ -259,7 +256,7 @@ def mul_rsp_dns(a: RSP, d: np.ndarray) -> RSP:
 def add_rsp_dns(a: RSP, d: np.ndarray) -> np.ndarray:
     """a + d as a new dense array; a canonical."""
     _check_same(a, d, "add(row_sparse, dense)")
-    out = np.array(d, dtype=_common(a.data.dtype, d.dtype), copy=True)
+    out = np.array(d, dtype=common(a.data.dtype, d.dtype), copy=True)
     if len(a.indices):
         out[a.indices] += a.data
     return out
@@ -272,7 +269,7 @@ def add_n_rsp(arrs) -> RSP:
         raise ShapeError("add_n_rsp: need at least one array")
     for x in arrs[1:]:
         _check_same(arrs[0], x, "add_n(row_sparse)")
-    dt = _common(*[x.data.dtype for x in arrs])
+    dt = common(*[x.data.dtype for x in arrs])
     if len(arrs) == 1:
         return RSP(arrs[0].data.astype(dt, copy=True), arrs[0].indices.copy(), arrs[0].shape)
     if len(arrs) == 2:
