@@ -333,39 +333,31 @@ def _check_same(a, b, what):
         raise ShapeError(f"{what}: shapes differ, {tuple(a.shape)} vs {tuple(b.shape)}")
 
 
-def union_struct(a: CSR, b: CSR):
-    """Union structure of canonical a and b: (indices, indptr, src in a, src in b; -1 absent)."""
-    _check_same(a, b, "union(csr, csr)")
+def _merged_struct(a: CSR, b: CSR, count, fill, what):
+    """Structure of a row-by-row merge of canonical a and b: count, prefix-sum, fill."""
+    _check_same(a, b, what)
     m = a.shape[0]
     indptr = np.zeros(m + 1, dtype=IDX)
     if m:
-        _union_count(a.nnz + b.nnz, a.indices, a.indptr, b.indices, b.indptr, indptr)
+        count(a.nnz + b.nnz, a.indices, a.indptr, b.indices, b.indptr, indptr)
     np.cumsum(indptr, out=indptr)
     nnz = int(indptr[-1])
     indices = np.empty(nnz, dtype=IDX)
     sa = np.empty(nnz, dtype=IDX)
     sb = np.empty(nnz, dtype=IDX)
     if nnz:
-        _union_fill(nnz, a.indices, a.indptr, b.indices, b.indptr, indptr, indices, sa, sb)
+        fill(a.nnz + b.nnz, a.indices, a.indptr, b.indices, b.indptr, indptr, indices, sa, sb)
     return indices, indptr, sa, sb
+
+
+def union_struct(a: CSR, b: CSR):
+    """Union structure of canonical a and b: (indices, indptr, src in a, src in b; -1 absent)."""
+    return _merged_struct(a, b, _union_count, _union_fill, "union(csr, csr)")
 
 
 def inter_struct(a: CSR, b: CSR):
     """Intersection structure of canonical a and b: (indices, indptr, src in a, src in b)."""
-    _check_same(a, b, "intersect(csr, csr)")
-    m = a.shape[0]
-    indptr = np.zeros(m + 1, dtype=IDX)
-    if m:
-        _inter_count(a.nnz + b.nnz, a.indices, a.indptr, b.indices, b.indptr, indptr)
-    np.cumsum(indptr, out=indptr)
-    nnz = int(indptr[-1])
-    indices = np.empty(nnz, dtype=IDX)
-    sa = np.empty(nnz, dtype=IDX)
-    sb = np.empty(nnz, dtype=IDX)
-    if nnz:
-        _inter_fill(a.nnz + b.nnz, a.indices, a.indptr, b.indices, b.indptr, indptr, indices,
-                    sa, sb)
-    return indices, indptr, sa, sb
+    return _merged_struct(a, b, _inter_count, _inter_fill, "intersect(csr, csr)")
 
 
 def _gather_or_zero(data, src, dt):
