@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 # A dense column -> position map (O(n) memory and time) beats sorting or binary search
 # (O(nnz log)) until n is this many times nnz.
@@ -28,3 +29,41 @@ def rows2(x, lead):
 def cols2(x, last):
     """View x as (rest, last), contracting on the last axis."""
     return x.reshape(math.prod(x.shape[:-1]), last)
+
+
+@njit(cache=True)
+def _map_positions(indices, n):
+    # unique_positions through a dense map of n slots (index-only, compiled once)
+    cmap = np.zeros(n, dtype=np.int64)
+    for p in range(indices.shape[0]):
+        cmap[indices[p]] = 1
+    nu = 0
+    for c in range(n):
+        nu += cmap[c]
+    # branch-free fill: about half the values may be present, so a branch mispredicts a lot
+    uniq = np.empty(nu + 1, dtype=np.int64)
+    u = 0
+    for c in range(n):
+        f = cmap[c]
+        uniq[u] = c
+        cmap[c] = u
+        u += f
+    uniq = uniq[:nu]
+    pos = np.empty(indices.shape[0], dtype=np.int64)
+    for p in range(indices.shape[0]):
+        pos[p] = cmap[indices[p]]
+    return uniq, pos
+
+
+def unique_positions(indices, n):
+    """(sorted unique values of ``indices``, each entry's position among them), both int64.
+
+    ``indices`` must lie in [0, n): csr columns, or clipped embedding ids. A dense map when
+    n is at most MAP_FACTOR times the entries, else a sort.
+    """
+    if len(indices) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if n <= MAP_FACTOR * len(indices) + 1024:
+        return _map_positions(indices, n)
+    uniq, inv = np.unique(indices, return_inverse=True)
+    return uniq.astype(np.int64, copy=False), inv.astype(np.int64, copy=False).reshape(-1)

@@ -8,11 +8,11 @@ column indices sorted and unique within every row.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
-from ._arrays import MAP_FACTOR, as_c, common
+from ._arrays import as_c, common
 from ._f16 import f16_safe
 from ._twins import twin
 
@@ -20,40 +20,6 @@ from ._twins import twin
 # ----------------------------------------------------------------------------- helpers
 def _row_ids(a: CSR) -> np.ndarray:
     return np.repeat(np.arange(a.shape[0], dtype=IDX), np.diff(a.indptr))
-
-
-@njit(cache=True)
-def _colmap_pos(indices, n):
-    """Dense-map variant of _unique_cols (index-only, compiled once)."""
-    cmap = np.zeros(n, dtype=np.int64)
-    for p in range(indices.shape[0]):
-        cmap[indices[p]] = 1
-    nu = 0
-    for c in range(n):
-        nu += cmap[c]
-    # branch-free fill: about half the columns are present, so a branch mispredicts a lot
-    uniq = np.empty(nu + 1, dtype=np.int64)
-    u = 0
-    for c in range(n):
-        f = cmap[c]
-        uniq[u] = c
-        cmap[c] = u
-        u += f
-    uniq = uniq[:nu]
-    pos = np.empty(indices.shape[0], dtype=np.int64)
-    for p in range(indices.shape[0]):
-        pos[p] = cmap[indices[p]]
-    return uniq, pos
-
-
-def _unique_cols(indices, n):
-    """Sorted unique values of ``indices`` (in [0, n)) and each entry's position among them."""
-    if len(indices) == 0:
-        return np.zeros(0, IDX), np.zeros(0, IDX)
-    if n <= MAP_FACTOR * len(indices) + 1024:
-        return _colmap_pos(indices, n)
-    uniq, inv = np.unique(indices, return_inverse=True)
-    return uniq.astype(IDX, copy=False), inv.astype(IDX, copy=False).reshape(-1)
 
 
 # ----------------------------------------------------------------------------- casts
@@ -163,7 +129,7 @@ def canonicalize_csr(a: CSR) -> CSR:
 
 # ----------------------------------------------------------------------------- dot
 # The products live in csr_dot.py (imported at the end of this module: they use the
-# helpers above, e.g. _unique_cols and take_rows_csr, and read these thresholds at call time).
+# helpers above, e.g. take_rows_csr, and read these thresholds at call time).
 
 
 

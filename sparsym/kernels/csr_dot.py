@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
-from ._arrays import MAP_FACTOR, as_c, cols2, common, rows2
+from ._arrays import MAP_FACTOR, as_c, cols2, common, rows2, unique_positions
 from ._f16 import f16_safe
 from ._twins import twin, want_par
 
@@ -301,9 +301,8 @@ def _gather_t_par(bounds, colptr, rows_t, src_t, data, b, out):
 
 def _transpose_compact(a: CSR):
     """Stored columns of a (sorted unique) and a CSC of a over them: (uniq, colptr, rows, src)."""
-    from .csr import _unique_cols
     nnz = a.nnz
-    uniq, pos = _unique_cols(a.indices[:nnz], a.shape[1])
+    uniq, pos = unique_positions(a.indices[:nnz], a.shape[1])
     colptr = np.zeros(len(uniq) + 1, dtype=IDX)
     np.cumsum(np.bincount(pos, minlength=len(uniq)), out=colptr[1:])
     rows_t = np.empty(nnz, dtype=IDX)
@@ -431,12 +430,11 @@ def _scatter_t_map(data, indices, indptr, b, cmap):
 
 def _csrT_rows_scatter(a: CSR, data, bb):
     """Serial _csrT_rows: scatter through each entry's compact column."""
-    from .csr import _unique_cols
     n, nnz = a.shape[1], a.nnz
     if nnz and bb.shape[1] and n <= MAP_FACTOR * nnz + 1024:
         cmap = np.zeros(n, dtype=np.int32 if nnz < 2**31 else np.int64)
         return _scatter_t_map(data, a.indices[:nnz], a.indptr, bb, cmap)
-    uniq, pos = _unique_cols(a.indices[:nnz], n)
+    uniq, pos = unique_positions(a.indices[:nnz], n)
     out = np.zeros((len(uniq), bb.shape[1]), dtype=bb.dtype)
     if a.nnz and bb.shape[1]:
         _scatter_t(data, a.indptr, pos, bb, out)
@@ -531,12 +529,11 @@ def dot_dns_csr(x: np.ndarray, a: CSR) -> np.ndarray:
 @f16_safe
 def dot_dns_csr_csr(x: np.ndarray, a: CSR) -> CSR:
     """x @ a (x 2-D) as csr; each row stores every column present in a, sorted (MXNet CPU)."""
-    from .csr import _unique_cols
     if x.ndim != 2:
         raise ShapeError(f"dot(dense, csr) -> csr needs a 2-D lhs, got shape {x.shape}")
     dt, xx, data = _prep_dns_csr(x, a, "dot(dense, csr)")
     p = xx.shape[0]
-    uniq, pos = _unique_cols(a.indices[:a.nnz], a.shape[1])
+    uniq, pos = unique_positions(a.indices[:a.nnz], a.shape[1])
     nnc = len(uniq)
     out = np.zeros((p, nnc), dtype=dt)
     _dot_dns_csr(p * a.nnz, xx, data[:a.nnz], pos, a.indptr, out)

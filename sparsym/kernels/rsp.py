@@ -14,7 +14,7 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import IDX, RSP
-from ._arrays import common
+from ._arrays import common, unique_positions
 from ._f16 import f16_safe
 from ._twins import twin
 
@@ -352,8 +352,7 @@ def embedding_grad_rsp(idx, ograd, num_rows) -> RSP:
     if len(flat) == 0:
         return _empty(shape, ograd.dtype)
     g = np.ascontiguousarray(ograd).reshape(len(flat), int(np.prod(tail, dtype=np.int64)))
-    from .csr import _unique_cols  # a dense row map when num_rows is not >> len(flat)
-    uniq, inv = _unique_cols(flat, int(num_rows))
+    uniq, inv = unique_positions(flat, int(num_rows))
     out = np.zeros((len(uniq), g.shape[1]), dtype=ograd.dtype)
     _scatter_add(inv, g, out)
     return RSP(out.reshape((len(uniq),) + tuple(tail)), uniq, shape)
