@@ -390,8 +390,10 @@ def square_sum_rsp(r: RSP, axis=None, keepdims=False):
     ax = _norm_axis(axis, len(r.shape), "square_sum(row_sparse)")
     sq = RSP(r.data * r.data, r.indices, r.shape)
     if ax == 1 and keepdims and len(r.shape) == 2:
-        return RSP(sq.data.sum(axis=1, keepdims=True, dtype=r.data.dtype), r.indices.copy(),
-                   (r.shape[0], 1))
+        # row sums as a product with a ones column: NumPy's reduction over a short last
+        # axis is ~10x slower (100 vs 10 us for 5000 x 8, the factorization machine's V)
+        ones = np.ones((r.shape[1], 1), dtype=r.data.dtype)
+        return RSP(sq.data @ ones, r.indices.copy(), (r.shape[0], 1))
     return sum_rsp(sq, ax, keepdims)
 
 

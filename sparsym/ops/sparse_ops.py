@@ -179,8 +179,9 @@ def _bsqsum(a, xs):
     g = g.reshape(keep)
     if isinstance(x, st.RSP):
         # the stored rows' gradient: g's rows at x.indices, or g itself when axis 0 was
-        # reduced (it broadcasts); no gather from a broadcast view of the full shape
-        gr = g[x.indices] if keep[0] != 1 or shape[0] == 1 else g
+        # reduced (it broadcasts) or every row is stored; no gather from a broadcast view
+        gathered = keep[0] != 1 and len(x.indices) != shape[0]
+        gr = g[x.indices] if gathered else g
         return (st.RSP((2 * x.data * gr).astype(x.dtype, copy=False), x.indices, shape),)
     xd = st.todense(x)
     return ((2 * xd * g).astype(xd.dtype, copy=False),)
