@@ -54,3 +54,41 @@ def test_fallback_plans_follow_the_current_policy(monkeypatch):
     monkeypatch.setenv("SPARSYM_STORAGE_FALLBACK", "raise")
     with pytest.raises(MXNetError):
         nd.log(x)
+
+
+def test_positional_fast_path_matches_the_parsed_call():
+    """Calls with positional NDArrays only skip argument parsing (default parameters are
+    parsed once per front end); results equal the keyword form, and ops whose defaults are
+    invalid or whose inputs depend on parameters still go through the checks."""
+    a = nd.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    b = nd.array(np.arange(12, dtype=np.float32).reshape(3, 4))
+    np.testing.assert_allclose(nd.dot(a, b).asnumpy(), nd.dot(lhs=a, rhs=b).asnumpy())
+    np.testing.assert_allclose(nd.dot(a, b).asnumpy(),
+                               nd.dot(a, b, transpose_a=False).asnumpy())
+    x = nd.sparse.csr_matrix(a.asnumpy())
+    assert nd.sparse.dot(x, b).stype == "default"
+    # Pooling's defaults fail its own check (no kernel): the positional call reports it
+    with pytest.raises(MXNetError, match="kernel"):
+        nd.Pooling(nd.ones((1, 1, 4, 4)))
+    # FullyConnected needs num_hidden: a positional call without it is a parameter error
+    with pytest.raises(MXNetError, match="num_hidden"):
+        nd.FullyConnected(a, nd.ones((2, 3)), nd.ones((2,)))
+    # the wrong number of positional inputs is not taken for the fast path
+    with pytest.raises(MXNetError):
+        nd.dot(a)
+
+
+def test_attrs_are_immutable_with_a_stable_hash():
+    import pickle
+
+    from sparsym.ops.params import Attrs
+    a = Attrs(axis=(1, 2), keepdims=False)
+    assert hash(a) == hash(Attrs(keepdims=False, axis=(1, 2)))
+    for mutate in (lambda: a.__setitem__("axis", 0), lambda: a.update(axis=0),
+                   lambda: a.pop("axis"), lambda: a.setdefault("x", 1), a.clear):
+        with pytest.raises(TypeError, match="immutable"):
+            mutate()
+    b = type(a)(a, keepdims=True)                 # the documented way to derive a copy
+    assert b.keepdims is True and a.keepdims is False and hash(a) != hash(b)
+    c = pickle.loads(pickle.dumps(a))
+    assert c == a and type(c) is Attrs and hash(c) == hash(a)
