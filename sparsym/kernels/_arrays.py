@@ -67,3 +67,17 @@ def unique_positions(indices, n):
         return _map_positions(indices, n)
     uniq, inv = np.unique(indices, return_inverse=True)
     return uniq.astype(np.int64, copy=False), inv.astype(np.int64, copy=False).reshape(-1)
+
+
+@njit(cache=True, inline="always")
+def find_sorted(keys, x):
+    """Position of ``x`` in sorted unique ``keys`` (binary search), or -1 (Numba only)."""
+    lo = 0
+    hi = keys.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if keys[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < keys.shape[0] and keys[lo] == x else -1

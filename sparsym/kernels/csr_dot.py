@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
-from ._arrays import MAP_FACTOR, as_c, cols2, common, rows2, unique_positions
+from ._arrays import MAP_FACTOR, as_c, cols2, common, find_sorted, rows2, unique_positions
 from ._f16 import f16_safe
 from ._twins import twin, want_par
 
@@ -151,21 +151,12 @@ def _mm_map(lo, hi, data, indices, indptr, b, out, cmap):
 def _mm_search(lo, hi, data, indices, indptr, b, out, keys):
     # row_sparse rhs with huge n: binary search the column among the stored row ids
     k = np.uint64(b.shape[1])
-    nk = keys.shape[0]
     for i in range(lo, hi):
         ui = np.uint64(i)
         for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            x = indices[p]
-            a = 0
-            z = nk
-            while a < z:
-                mid = (a + z) >> 1
-                if keys[mid] < x:
-                    a = mid + 1
-                else:
-                    z = mid
-            if a < nk and keys[a] == x:
-                uc = np.uint64(a)
+            c = find_sorted(keys, indices[p])
+            if c >= 0:
+                uc = np.uint64(c)
                 v = data[p]
                 for j in range(k):
                     out[ui, j] += v * b[uc, j]

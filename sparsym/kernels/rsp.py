@@ -14,7 +14,7 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import IDX, RSP
-from ._arrays import common, unique_positions
+from ._arrays import common, find_sorted, unique_positions
 from ._f16 import f16_safe
 from ._twins import twin
 
@@ -36,18 +36,8 @@ def _empty(shape, dtype):
 # ----------------------------------------------------------------------------- lookup
 @twin
 def _lookup(keys, ids, out):
-    n = keys.shape[0]
     for t in prange(ids.shape[0]):
-        x = ids[t]
-        lo = 0
-        hi = n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if keys[mid] < x:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[t] = lo if (lo < n and keys[lo] == x) else -1
+        out[t] = find_sorted(keys, ids[t])
 
 
 def rows_lookup(indices, row_ids) -> np.ndarray:
