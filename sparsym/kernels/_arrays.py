@@ -31,24 +31,31 @@ def cols2(x, last):
     return x.reshape(math.prod(x.shape[:-1]), last)
 
 
-@njit(cache=True)
-def _map_positions(indices, n):
-    # unique_positions through a dense map of n slots (index-only, compiled once)
-    cmap = np.zeros(n, dtype=np.int64)
+@njit(cache=True, inline="always")
+def mark_and_rank(indices, cmap):
+    """Mark ``indices`` in the zeroed map ``cmap`` (one slot per value), then turn the marks
+    into ranks (cmap[v] = position of v among the marked values); returns the sorted unique
+    values. Numba only."""
     for p in range(indices.shape[0]):
-        cmap[indices[p]] = 1
+        cmap[np.uint64(indices[p])] = 1
     nu = 0
-    for c in range(n):
+    for c in range(cmap.shape[0]):
         nu += cmap[c]
-    # branch-free fill: about half the values may be present, so a branch mispredicts a lot
     uniq = np.empty(nu + 1, dtype=np.int64)
     u = 0
-    for c in range(n):
+    for c in range(cmap.shape[0]):  # branch-free: about half the values may be present
         f = cmap[c]
         uniq[u] = c
         cmap[c] = u
         u += f
-    uniq = uniq[:nu]
+    return uniq[:nu]
+
+
+@njit(cache=True)
+def _map_positions(indices, n):
+    # unique_positions through a dense map of n slots (index-only, compiled once)
+    cmap = np.zeros(n, dtype=np.int64)
+    uniq = mark_and_rank(indices, cmap)
     pos = np.empty(indices.shape[0], dtype=np.int64)
     for p in range(indices.shape[0]):
         pos[p] = cmap[indices[p]]

@@ -22,7 +22,16 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
-from ._arrays import MAP_FACTOR, as_c, cols2, common, find_sorted, rows2, unique_positions
+from ._arrays import (
+    MAP_FACTOR,
+    as_c,
+    cols2,
+    common,
+    find_sorted,
+    mark_and_rank,
+    rows2,
+    unique_positions,
+)
 from ._f16 import f16_safe
 from ._twins import twin, want_par
 
@@ -392,23 +401,12 @@ def _csrT_rows(a: CSR, data, bb):
 
 @njit(cache=True)
 def _scatter_t_map(data, indices, indptr, b, cmap):
-    # cmap: zeroed, one slot per column of a. Marks the stored columns, turns the marks into
-    # ranks, then scatters out[rank(c)] += data * b[row] straight through it: one pass less
-    # and no per-entry position array (int32 ranks halve the map's cache footprint).
-    for p in range(indices.shape[0]):
-        cmap[np.uint64(indices[p])] = 1
-    nu = 0
-    for c in range(cmap.shape[0]):
-        nu += cmap[c]
-    uniq = np.empty(nu + 1, dtype=np.int64)
-    u = 0
-    for c in range(cmap.shape[0]):  # branch-free: about half the columns may be present
-        f = cmap[c]
-        uniq[u] = c
-        cmap[c] = u
-        u += f
+    # cmap: zeroed, one slot per column of a. Ranks the stored columns in it, then scatters
+    # out[rank(c)] += data * b[row] straight through it: one pass less and no per-entry
+    # position array (int32 ranks halve the map's cache footprint).
+    uniq = mark_and_rank(indices, cmap)
     k = np.uint64(b.shape[1])
-    out = np.zeros((nu, b.shape[1]), dtype=b.dtype)
+    out = np.zeros((uniq.shape[0], b.shape[1]), dtype=b.dtype)
     for i in range(indptr.shape[0] - 1):
         ui = np.uint64(i)
         for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
@@ -416,7 +414,7 @@ def _scatter_t_map(data, indices, indptr, b, cmap):
             o = np.uint64(cmap[np.uint64(indices[p])])
             for j in range(k):
                 out[o, j] += v * b[ui, j]
-    return uniq[:nu], out
+    return uniq, out
 
 
 def _csrT_rows_scatter(a: CSR, data, bb):
