@@ -10,14 +10,12 @@ from ..storage import CSR, RSP
 
 _F16 = np.dtype(np.float16)
 _F32 = np.dtype(np.float32)
+_HALF = np.float16
+_ARRAYS = (np.ndarray, CSR, RSP)
 
 
 def _dtype_of(x):
-    if isinstance(x, np.ndarray):
-        return x.dtype
-    if isinstance(x, (CSR, RSP)):
-        return x.data.dtype
-    return None
+    return x.dtype if isinstance(x, _ARRAYS) else None
 
 
 def _up(x):
@@ -46,9 +44,15 @@ def f16_safe(fn):
     """Run ``fn`` in float32 when its array operands' common dtype is float16."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        # the common case (no half operand) returns after one plain loop: this wraps
+        # 0.1 ms kernels whose Python overhead is what separates them from scipy's
+        for x in args:
+            if isinstance(x, _ARRAYS) and x.dtype.type is _HALF:
+                break
+        else:
+            return fn(*args, **kwargs)
         dts = [d for d in map(_dtype_of, args) if d is not None]
-        # the common case (no half operand) returns before any dtype promotion is computed
-        if _F16 not in dts or np.result_type(*[d for d in dts if d.kind == "f"]) != _F16:
+        if np.result_type(*[d for d in dts if d.kind == "f"]) != _F16:
             return fn(*args, **kwargs)
         return _down(fn(*[_up(a) for a in args], **kwargs))
     return wrapper

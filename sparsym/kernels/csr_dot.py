@@ -22,6 +22,7 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import CSR, IDX, RSP
+from . import _twins
 from ._arrays import (
     MAP_FACTOR,
     as_c,
@@ -33,53 +34,62 @@ from ._arrays import (
     unique_positions,
 )
 from ._f16 import f16_safe
-from ._twins import twin, want_par
+from ._twins import twin
 
 
 class _Gate:
     """Serial or parallel for one kernel family, chosen by measured speed.
 
-    Keeps each mode's seconds per unit of work (a new reading replaces a higher estimate
-    at once and raises a lower one by half the gap, so one stalled call does not settle
-    it); parallel runs while it is 10% faster. The two modes alternate until each has
-    ``_SETTLE`` readings (one stalled early reading would otherwise stand until the next
-    probe); then every ``_PROBE_S`` seconds the other mode runs once, so a change in
+    Keeps each mode's last ``_WINDOW`` readings (seconds per unit of work) and compares
+    their medians; parallel runs while it is 10% faster. A median shrugs off the odd stalled
+    call and follows a lasting change within a few calls. The first call after a switch of
+    mode is not a reading: it pays for waking the workers (or for the caches the other
+    mode left), and one-call probes made a parallel mode whose calls take 79 us in a row
+    look like 100 us. So the modes alternate in pairs of calls until each has ``_SETTLE``
+    readings; then every ``_PROBE_S`` seconds the other mode runs twice, so a change in
     machine load is noticed. On 2 shared cores a parallel region whose worker is
     descheduled waits milliseconds: measuring catches that where the load average (a
     minute late, counting our own workers) did not.
     """
 
-    __slots__ = ("rate", "probe_at", "seen")
+    __slots__ = ("win", "rate", "probe_at", "last", "calls", "hold")
 
     def __init__(self):
-        self.rate = [None, None]  # serial, parallel
+        self.win = ([], [])  # serial, parallel readings, oldest first
+        self.rate = [None, None]  # their lower medians
         self.probe_at = 0.0
-        self.seen = [0, 0]  # calls per mode; a mode's first call (JIT cache load, thread
-        #                     start) is not a reading: it once made a 1.5 ms serial path
-        #                     look 15x slower than a parallel one stalled by load
+        self.last = None  # the previous call's mode
+        self.calls = 0
+        self.hold = 0  # calls left in the current probe
 
     def parallel(self, now):
         """True to run this call in parallel."""
-        ser_n, par_n = self.seen
-        if min(ser_n, par_n) <= _SETTLE:
-            return par_n < ser_n  # serial first, then alternate
-        ser, par = self.rate
-        best = par < 0.9 * ser
+        if min(len(self.win[0]), len(self.win[1])) < _SETTLE:
+            return self.calls // 2 % 2 == 1  # settling: two calls per mode, serial first
+        if self.hold:
+            self.hold -= 1
+            return self.last
+        best = self.rate[1] < 0.9 * self.rate[0]
         if now >= self.probe_at:
             self.probe_at = now + _PROBE_S
+            self.hold = 1
             return not best
         return best
 
     def record(self, par, secs, work):
-        self.seen[par] += 1
-        if self.seen[par] == 1:
+        self.calls += 1
+        if par != self.last:  # first call in this mode since the other ran: warm-up
+            self.last = par
             return
-        r = secs / work
-        old = self.rate[par]
-        self.rate[par] = r if old is None or r < old else 0.5 * (old + r)
+        w = self.win[par]
+        w.append(secs / work)
+        if len(w) > _WINDOW:
+            del w[0]
+        self.rate[par] = sorted(w)[(len(w) - 1) // 2]
 
 
 _SETTLE = 3
+_WINDOW = 5
 _PROBE_S = 0.5
 _ADAPTIVE = True  # tests set False: parallel whenever the work is large enough
 _GATES: dict = {}
@@ -93,37 +103,63 @@ def _gate(key):
 
 
 def _run(key, work, serial, parallel):
-    """Call ``parallel()`` or ``serial()`` (same result) as gate ``key`` decides; time it."""
-    if not want_par(work):
+    """Call ``parallel()`` or ``serial()`` (same result) as gate ``key`` decides; time it.
+
+    Numba's thread count is read only once the gate picks parallel: that call costs ~1 us,
+    a tenth of the serial path's overhead around a 0.1 ms kernel.
+    """
+    if work < _twins.PAR_MIN_WORK:
         return serial()
     if not _ADAPTIVE:
-        return parallel()
+        return parallel() if numba.get_num_threads() >= 2 else serial()
     g = _gate(key)
     t0 = time.perf_counter()
-    par = g.parallel(t0)
+    par = g.parallel(t0) and numba.get_num_threads() >= 2
     res = parallel() if par else serial()
     g.record(par, time.perf_counter() - t0, work)
     return res
 
 
 def _blocks(ptr):
-    """Boundaries splitting segments of ``ptr`` into cost-balanced blocks (4 per thread)."""
+    """Boundaries splitting the segments of ``ptr`` into cost-balanced blocks, 4 per thread
+    (a segment costs its entries plus one)."""
+    return _balanced_bounds(ptr, 4 * numba.get_num_threads())
+
+
+@njit(cache=True)
+def _balanced_bounds(ptr, nb):
+    # In Numba: NumPy's searchsorted/unique/linspace took 20-45 us, a third of the 2-thread
+    # product whose blocks it computed.
     m = len(ptr) - 1
-    nb = min(m, 4 * numba.get_num_threads())
-    total = int(ptr[-1])
-    cost = ptr + np.arange(m + 1, dtype=IDX)  # empty segments still cost a little
-    bounds = np.unique(np.searchsorted(cost, np.linspace(0, total + m, nb + 1)).astype(IDX))
-    bounds[0], bounds[-1] = 0, m
+    nb = max(1, min(m, nb))
+    total = ptr[m] - ptr[0] + m
+    bounds = np.empty(nb + 1, dtype=np.int64)
+    bounds[0] = 0
+    lo = 0
+    for t in range(1, nb):
+        target = ptr[0] + (total * t) // nb
+        hi = m
+        while lo < hi:  # first segment whose cumulative cost reaches target
+            mid = (lo + hi) // 2
+            if ptr[mid] + mid < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        bounds[t] = lo
+    bounds[nb] = m
     return bounds
 
 
 # ----------------------------------------------------------------------------- csr . dense
 @njit(cache=True)
 def _mv(lo, hi, data, indices, indptr, b, out):
-    # out zero-initialised; k == 1
+    # k == 1; writes out[lo:hi]. Carrying each row's end into the next row's start and
+    # summing from zero (not out[i]) takes a load off every row: 8% of this gather loop.
+    end = np.uint64(indptr[lo])
     for i in range(lo, hi):
-        acc = out[i]
-        for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        start, end = end, np.uint64(indptr[i + 1])
+        acc = out.dtype.type(0)
+        for p in range(start, end):
             acc += data[p] * b[np.uint64(indices[p])]
         out[i] = acc
 
@@ -196,26 +232,20 @@ def _mm_search_par(bounds, data, indices, indptr, b, out, keys):
 
 
 def _spmm(data, a: CSR, b2, out, cmap=None, keys=None):
-    """out (zeros) += a @ b2 with b2 rows looked up directly, via cmap, or by search in keys."""
-    k = b2.shape[1]
+    """out (zeros; 1-D when b2 is) += a @ b2 with b2 rows looked up directly, via cmap, or
+    by search in keys."""
     m = a.shape[0]
-    ind, ptr = a.indices, a.indptr
-    if m < 2:
-        work = 0
-    else:
-        work = a.nnz * max(k, 1) + m
+    ptr = a.indptr
+    work = 0 if m < 2 else len(data) * (b2.shape[1] if b2.ndim == 2 else 1) + m
     if cmap is not None:
-        key, ser, par = "map", _mm_map, _mm_map_par
-        extra = (b2, out, cmap)
+        key, ser, par, extra = "map", _mm_map, _mm_map_par, (b2, out, cmap)
     elif keys is not None:
-        key, ser, par = "search", _mm_search, _mm_search_par
-        extra = (b2, out, keys)
-    elif k == 1:
-        key, ser, par = "mv", _mv, _mv_par
-        extra = (b2.reshape(-1), out.reshape(-1))
+        key, ser, par, extra = "search", _mm_search, _mm_search_par, (b2, out, keys)
+    elif b2.ndim == 1:
+        key, ser, par, extra = "mv", _mv, _mv_par, (b2, out)
     else:
-        key, ser, par = "mm", _mm, _mm_par
-        extra = (b2, out)
+        key, ser, par, extra = "mm", _mm, _mm_par, (b2, out)
+    ind = a.indices
     _run(key, work, lambda: ser(0, m, data, ind, ptr, *extra),
          lambda: par(_blocks(ptr), data, ind, ptr, *extra))
 
@@ -224,23 +254,25 @@ def _spmm(data, a: CSR, b2, out, cmap=None, keys=None):
 def dot_csr_dns(a: CSR, b: np.ndarray) -> np.ndarray:
     """a @ b for dense 1-D/N-D b (contracted on its first axis); csr any column order."""
     m, n = a.shape
-    if b.shape[0] != n:
+    bs = b.shape
+    if bs[0] != n:
         raise ShapeError(f"dot(csr, dense): inner dimensions differ, {a.shape} vs {b.shape}")
     data = a.data
     dt = data.dtype
     if b.dtype != dt:
         dt = common(dt, b.dtype)
         data = data.astype(dt)
-    k = math.prod(b.shape[1:])
-    bb = b.reshape(n, k)
+    k = math.prod(bs[1:])
+    # k == 1 (a vector, or an (n, 1) column) runs the 1-D kernel on flat views
+    bb = b.reshape(n) if k == 1 else b.reshape(n, k)
     if bb.dtype != dt or not bb.flags.c_contiguous:
         bb = as_c(bb, dt)
-    out = np.zeros((m, k), dtype=dt)
-    if k and a.nnz:
+    out = np.zeros((m, k) if k != 1 else m, dtype=dt)
+    if k and len(data):
         if not data.flags.c_contiguous:
             data = as_c(data, dt)
         _spmm(data, a, bb, out)
-    return out.reshape((m,) + b.shape[1:])
+    return out.reshape((m,) + bs[1:])
 
 
 @f16_safe

@@ -50,8 +50,11 @@ _PLANS_MAX = 4096
 
 def _plan(op, attrs, raws):
     """(in_stypes, (row, out_stypes, mode)) after the shape and type checks, memoised."""
+    sig = [op.name, attrs]
+    for r in raws:  # a plain loop: a generator costs a frame on a path run per op call
+        sig += (type(r), r.shape, r.dtype)
     try:
-        key = (op.name, attrs, tuple((type(r), r.shape, r.dtype) for r in raws))
+        key = tuple(sig)
         hit = _PLANS.get(key)
     except TypeError:  # an unhashable attribute value: no memo
         key = hit = None
@@ -179,10 +182,13 @@ def make_function(op_name, op):
             pass
 
     def fn(*args, out=None, name=None, **kwargs):
-        if (len(args) == n_fixed and not kwargs and out is None
-                and all(isinstance(a, NDArray) for a in args)):
-            res = invoke_op(op, default_attrs, args)
-            return res[0] if len(res) == 1 else res
+        if len(args) == n_fixed and not kwargs and out is None:
+            for a in args:
+                if not isinstance(a, NDArray):
+                    break
+            else:
+                res = invoke_op(op, default_attrs, args)
+                return res[0] if len(res) == 1 else res
         attrs_kw, inputs = {}, []
         names = None
         if op.key_var_num_args or callable(op.inputs):

@@ -370,33 +370,46 @@ def test_errors_and_no_mutation():
 
 
 def test_parallel_gate_follows_measured_speed(monkeypatch):
-    """The serial/parallel gate alternates serial and parallel until each has _SETTLE
-    readings, keeps the faster one, re-probes the other every _PROBE_S seconds, and
-    recovers from one stalled call."""
+    """The serial/parallel gate alternates pairs of serial and parallel calls until each
+    mode has _SETTLE readings (a pair's first call is a warm-up), keeps the faster one by
+    the median of its last _WINDOW readings, re-probes the other for two calls every
+    _PROBE_S seconds, shrugs off one stalled call and follows a lasting slowdown."""
     from sparsym.kernels import csr_dot
     monkeypatch.setattr(csr_dot, "_SETTLE", 2)
+    monkeypatch.setattr(csr_dot, "_WINDOW", 5)
     g = csr_dot._Gate()
-    assert g.parallel(0.0) is False
-    g.record(False, 50.0, 10)                # first call of a mode: warm-up, not a reading
-    assert g.rate == [None, None]
-    assert g.parallel(0.0) is True
-    g.record(True, 90.0, 10)                 # parallel's warm-up
-    modes = []
-    for secs in (1.0, 3.0, 1.2, 0.5):        # settling: serial, parallel, serial, parallel
-        par = g.parallel(0.0)
-        modes.append(par)
+
+    def call(now, secs):
+        par = g.parallel(now)
         g.record(par, secs, 10)
-    assert modes == [False, True, False, True]
-    assert g.rate[0] == pytest.approx(0.11)  # 0.1, then a higher 0.12 raises it half-way
-    assert g.rate[1] == pytest.approx(0.05)  # 0.3, then a lower 0.05 replaces it at once
-    assert g.parallel(0.0) is False          # settled: first probe of the other mode
-    assert [g.parallel(t) for t in (0.1, 0.2, 0.3)] == [True] * 3
-    g.record(True, 100.0, 10)                # one stalled parallel call: 10 s per unit
-    assert g.rate[1] == pytest.approx(5.025)
-    assert g.parallel(0.4) is False          # serial wins until the next probe
-    assert g.parallel(csr_dot._PROBE_S + 0.01) is True    # probe parallel again
-    g.record(True, 0.4, 10)                  # it is fast again: estimate drops at once
-    assert g.rate[1] == pytest.approx(0.04) and g.parallel(0.6) is True
+        return par
+
+    # settling: s s P P s s P P; each pair's first call is not a reading
+    modes = [call(0.0, secs) for secs in (50.0, 1.0, 90.0, 3.0, 9.0, 1.2, 9.0, 0.5)]
+    assert modes == [False, False, True, True, False, False, True, True]
+    assert g.rate[0] == pytest.approx(0.1)   # lower median of 0.1, 0.12
+    assert g.rate[1] == pytest.approx(0.05)  # lower median of 0.3, 0.05
+    assert call(0.0, 9.0) is False           # settled: the probe of the other mode ...
+    assert call(0.0, 1.0) is False           # ... lasts two calls, the second a reading
+    assert g.rate[0] == pytest.approx(0.1)
+    assert [call(t, 0.5) for t in (0.1, 0.2, 0.3, 0.35)] == [True] * 4
+    # parallel window now 0.3, 0.05, 0.05, 0.05, 0.05 (the switch-back call did not count)
+    assert g.win[1] == pytest.approx([0.3, 0.05, 0.05, 0.05, 0.05])
+    assert call(0.4, 100.0) is True          # one stalled call: 0.3 leaves, 10 enters
+    assert g.rate[1] == pytest.approx(0.05)
+    assert [call(0.4, 100.0) for _ in range(2)] == [True, True]   # busy: 3 stalls in 5
+    assert g.rate[1] == pytest.approx(10.0)
+    assert g.parallel(0.45) is False         # serial wins until the next probe
+    g.record(False, 1.0, 10)
+    # fast again: each probe (a warm-up, then a reading) adds one 0.04 reading; the third
+    # makes 3 fast readings in 5
+    for k in (1, 2, 3):
+        t = k * csr_dot._PROBE_S + 0.01
+        assert g.parallel(t - 0.02) is False
+        g.record(False, 1.0, 10)
+        assert [call(t, 0.4), call(t, 0.4)] == [True, True]
+    assert g.rate[1] == pytest.approx(0.04)
+    assert g.parallel(1.6) is True
     # through the public op the gate picks a mode and the result does not depend on it
     import sparsym as mx
     monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
