@@ -197,6 +197,34 @@ def test_dot_csr_rsp_binary_search_path(par):
     np.testing.assert_allclose(dense(c), b.T @ s.toarray(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("k", [1, 3, 16, 20])
+@pytest.mark.parametrize("n", [131, 10**9], ids=["column-map", "sorted-keys"])
+def test_csrT_rows_kernels_agree(n, k):
+    """Every csr.T @ dense kernel the csrT gate can pick (serial scatter, serial and
+    parallel transpose-and-gather) gives the stored columns and their sums: unsorted and
+    duplicate columns, empty rows, stored zeros, a column map or a sort over the keys."""
+    from sparsym.kernels import csr_dot
+    rng = np.random.default_rng(k)
+    m = 40
+    rows = np.sort(rng.integers(0, m, 300))
+    rows = rows[(rows % 7) != 3]                       # some empty rows
+    cols = rng.integers(0, 131, len(rows)) * (n // 131)
+    cols[:4] = cols[4]                                 # duplicates within a row
+    vals = rng.standard_normal(len(rows))
+    vals[5] = 0.0
+    indptr = np.zeros(m + 1, IDX)
+    np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+    a = CSR(vals, cols.astype(IDX), indptr, (m, n))
+    b = rng.standard_normal((m, k))
+    want, pos = np.unique(cols, return_inverse=True)
+    ref = sp.csr_matrix((vals, (rows, pos)), shape=(m, len(want))).T @ b  # compact columns
+    got = [csr_dot._csrT_rows_scatter(a, vals, b), csr_dot._csrT_rows_gather(a, vals, b, False),
+           csr_dot._csrT_rows_gather(a, vals, b, True)]
+    for uniq, out in got:
+        np.testing.assert_array_equal(uniq, want)
+        np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("dense_buf", [True, False], ids=["dense-buffer", "column-map"])
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_dot_csrT_k1_unsorted_duplicates_structural_zeros(dtype, dense_buf, monkeypatch):
