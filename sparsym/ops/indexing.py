@@ -6,6 +6,7 @@ import numpy as np
 from .. import storage as st
 from ..base import MXNetError, dtype_of
 from ..kernels import csr as kcsr
+from ..kernels import rsp as krsp
 from . import rules
 from .nn._common import C, Checked, D, kept, multi_bw, norm_axis, require
 from .params import Field, Params
@@ -130,9 +131,12 @@ def take_shape(attrs, ins, outs):
 
 def _take_ids(attrs, idx, n):
     ids = np.asarray(idx)
+    if n == 0 and ids.size:
+        raise MXNetError(f"take: cannot take {ids.size} indices from an axis of size 0 "
+                         f"(mode={attrs.mode!r})")
     ids = np.floor(ids).astype(np.int64) if ids.dtype.kind == "f" else ids.astype(np.int64)
     if attrs.mode == "clip":
-        return np.clip(ids, 0, n - 1)
+        return krsp.clip_ids(ids, n)
     if attrs.mode == "wrap":
         return np.mod(ids, n)
     if ids.size and (ids.min() < -n or ids.max() >= n):
