@@ -449,4 +449,8 @@ def test_parallel_gate_follows_measured_speed(monkeypatch):
         np.testing.assert_allclose(mx.nd.sparse.dot(x, mx.nd.array(b, dtype=np.float64))
                                    .asnumpy(), s @ b, rtol=1e-12)
     gate = csr_dot._GATES["mv"]
-    assert gate.rate[0] is not None and gate.rate[1] is not None
+    import numba
+    if numba.get_num_threads() >= 2:
+        assert gate.rate[0] is not None and gate.rate[1] is not None
+    else:  # one thread: the gate's parallel picks run serially and are timed as serial
+        assert gate.rate[0] is not None and gate.rate[1] is None
