@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import StorageError
+from .kernels._arrays import rows2
 
 DEFAULT, ROW_SPARSE, CSR_STYPE = "default", "row_sparse", "csr"
 STYPES = (DEFAULT, ROW_SPARSE, CSR_STYPE)
@@ -129,7 +130,7 @@ def dense_to_rsp(x: np.ndarray) -> RSP:
     """Keep the rows of ``x`` that have a non-zero."""
     if x.ndim == 0:
         raise StorageError("cast_storage to row_sparse needs at least 1 dimension")
-    nz = np.flatnonzero(x.reshape(x.shape[0], -1).any(axis=1)).astype(IDX)
+    nz = np.flatnonzero(rows2(x, x.shape[0]).any(axis=1)).astype(IDX)
     return RSP(np.ascontiguousarray(x[nz]), nz, x.shape)
 
 

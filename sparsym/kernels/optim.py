@@ -25,6 +25,7 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import RSP, todense
+from ._arrays import rows2
 from ._twins import twins
 
 __all__ = [
@@ -88,7 +89,7 @@ def _2d(a, what):
                          "(it is updated in place)")
     if a.ndim == 0:
         return a.reshape(1, 1)
-    return a.reshape(a.shape[0], -1)
+    return rows2(a, a.shape[0])
 
 
 def _check_states(w, states, where):

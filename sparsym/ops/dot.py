@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import storage as st
 from ..kernels import csr as kcsr
+from ..kernels._arrays import rows2
 from . import rules
 from .elemwise import bw
 from .params import Field, Params
@@ -58,21 +59,29 @@ def _plain(a):
 
 
 def _dot_dns_rsp(x, w, transpose_b):
-    """x . w or x . w^T for a row_sparse w (only its stored rows are touched)."""
-    if transpose_b:  # (m, k) . (n, k)^T -> (m, n): columns w.indices
-        out = np.zeros((x.shape[0], w.shape[0]), dtype=np.result_type(x.dtype, w.dtype))
-        if len(w.indices):
-            out[:, w.indices] = x @ w.data.reshape(len(w.indices), -1).T
+    """x . w or x . w^T for a row_sparse w (only its stored rows are touched); x of any rank
+    is contracted on its last axis."""
+    dt = np.result_type(x.dtype, w.dtype)
+    nnr = len(w.indices)
+    if transpose_b:  # (..., k) . (n, k)^T -> (..., n): columns w.indices
+        if len(w.shape) != 2:  # w^T reverses every axis of an N-D w
+            return np.tensordot(x, _t(st.todense(w), True), axes=1).astype(dt, copy=False)
+        out = np.zeros(x.shape[:-1] + (w.shape[0],), dtype=dt)
+        if nnr:
+            out[..., w.indices] = x @ w.data.T
         return out
-    if len(w.indices) == 0:
-        return np.zeros((x.shape[0],) + tuple(w.shape[1:]), dtype=np.result_type(x, w.data))
-    return x[:, w.indices] @ w.data
+    if x.ndim == 1 and len(w.shape) == 1:  # vector . vector: MXNet's shape (1,)
+        return np.asarray(x[w.indices] @ w.data, dtype=dt).reshape(1)
+    out_shape = x.shape[:-1] + tuple(w.shape[1:])
+    if nnr == 0:
+        return np.zeros(out_shape, dtype=dt)
+    return (x[..., w.indices] @ rows2(w.data, nnr)).astype(dt, copy=False).reshape(out_shape)
 
 
 def _dot_rsp_dns(r, b, transpose_a):
     """r . b (or r^T . b) for a row_sparse r and dense b: only r's stored rows are touched."""
-    rows = r.data.reshape(len(r.indices), -1) if r.data.ndim != 2 else r.data
-    bb = b.reshape(b.shape[0], -1)
+    rows = rows2(r.data, len(r.indices))
+    bb = rows2(b, b.shape[0])
     dt = np.result_type(r.data.dtype, b.dtype)
     if transpose_a:  # (m, n)^T . (m, k) -> (n, k): sum over the stored rows only
         out = rows.T @ bb[r.indices] if len(r.indices) else np.zeros((rows.shape[1], bb.shape[1]))

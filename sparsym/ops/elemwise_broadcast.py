@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import storage as st
+from ..base import StorageError
 from ..kernels import csr as kcsr
 from . import rules
 from .elemwise import bw_node, dense2, no_grad, same_dtype
@@ -116,7 +117,13 @@ def _add_csr_vec(sign_l, sign_r):
 def _mul_csr_vec(div):
     def k(a, xs):
         x, y = xs
-        if tuple(rules.broadcast_shapes(x.shape, y.shape)) != tuple(x.shape):
+        shape = tuple(rules.broadcast_shapes(x.shape, y.shape))
+        if len(shape) != 2:  # MXNet 1.9.1 returns a "csr" of this shape, which no csr holds
+            op = "broadcast_div" if div else "broadcast_mul"
+            raise StorageError(f"{op}(csr, default): the csr result must be 2-D, but the "
+                               f"operands {x.shape} and {y.shape} broadcast to {shape}; "
+                               "cast the csr operand to default storage first")
+        if shape != tuple(x.shape):
             # the csr itself is broadcast: compute densely, return csr as the row promises
             with np.errstate(divide="ignore", invalid="ignore"):
                 d = (np.divide if div else np.multiply)(st.todense(x), y)

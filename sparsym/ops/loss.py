@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import storage as st
+from ..kernels._arrays import rows2
 from . import rules
 from .elemwise import bw
 from .params import Field, Params
@@ -43,7 +44,7 @@ def _softmax_layout(attrs, shape):
 def _softmax_fwd(a, xs):
     x = xs[0]
     if not a.preserve_shape and not a.multi_output and x.ndim != 2:
-        return (_softmax(x.reshape(x.shape[0], -1), 1).reshape(x.shape),)
+        return (_softmax(rows2(x, x.shape[0]), 1).reshape(x.shape),)
     axis, _ = _softmax_layout(a, x.shape)
     return (_softmax(x, axis),)
 
@@ -52,7 +53,7 @@ def _softmax_bwd(a, xs):
     p, label = xs[0], st.todense(xs[1])
     shape = p.shape
     if not a.preserve_shape and not a.multi_output and p.ndim != 2:
-        p = p.reshape(shape[0], -1)
+        p = rows2(p, shape[0])
     axis, lshape = _softmax_layout(a, p.shape)
     label = label.reshape(lshape).astype(np.int64)
     k = p.shape[axis]

@@ -232,8 +232,9 @@ def reset_fallback_log():
 def resolve_dispatch(op: OpDef, attrs, in_stypes, n_out=None):
     """Return (row, out_stypes, mode) for one node; mode is 'sparse', 'dense' or 'fallback'.
 
-    The first matching row wins. No match: the dense row (row 0) on densified inputs,
-    outputs 'default', reported by the fallback policy by the caller.
+    The first matching row wins. No match: the dense row (the first that takes all-dense
+    inputs, row 0 by convention) on densified inputs, outputs 'default', reported by the
+    fallback policy by the caller.
     """
     in_stypes = tuple(in_stypes)
     n_out = op.n_outputs(attrs) if n_out is None else n_out
@@ -242,7 +243,8 @@ def resolve_dispatch(op: OpDef, attrs, in_stypes, n_out=None):
             outs = row.out_stypes(in_stypes, n_out)
             dense = all(s == "default" for s in in_stypes) and all(s == "default" for s in outs)
             return row, outs, ("dense" if dense else "sparse")
-    dense_row = op.dispatch[0]
+    dense_in = ("default",) * len(in_stypes)
+    dense_row = next((r for r in op.dispatch if r.matches(attrs, dense_in)), op.dispatch[0])
     # MXNet: a requested forward_stype (dot) without a kernel falls back to dense and
     # casts the result to the requested stype
     fs = attrs.get("forward_stype") if hasattr(attrs, "get") else None

@@ -1,0 +1,74 @@
+"""Zero-size and N-D operands on sparse paths: results equal the dense computation, or a
+typed error says why (found by feeding every sparse front end mismatched shapes, stypes and
+dtypes; each of these raised a raw NumPy error or indexed the wrong axis before)."""
+import numpy as np
+import pytest
+
+import sparsym as mx
+from sparsym.base import StorageError
+
+nd = mx.nd
+rng = np.random.default_rng(7)
+
+
+@pytest.mark.parametrize("shape", [(0, 4), (0, 4, 2), (3, 0)])
+def test_zero_size_to_row_sparse_and_back(shape):
+    r = nd.zeros(shape).tostype("row_sparse")
+    assert r.stype == "row_sparse" and r.shape == shape and len(r.indices.asnumpy()) == 0
+    assert r.tostype("default").shape == shape
+
+
+@pytest.mark.parametrize("update", ["sgd", "adam"])
+def test_optimizer_update_on_a_weight_with_no_rows(update):
+    w, g = nd.zeros((0, 4)), nd.zeros((0, 4))
+    if update == "sgd":
+        out = nd.sgd_update(w, g, lr=0.1, out=w)
+    else:
+        out = nd.adam_update(w, g, nd.zeros((0, 4)), nd.zeros((0, 4)), lr=0.1, out=w)
+    assert out.shape == (0, 4)
+
+
+def test_row_sparse_transposed_dot_with_no_rows():
+    r = nd.sparse.zeros("row_sparse", (0, 4))
+    out = nd.dot(r, nd.ones((0, 2)), transpose_a=True)
+    assert out.shape == (4, 2) and not out.asnumpy().any()
+
+
+def test_softmax_output_on_an_empty_batch_of_rank_3():
+    assert nd.SoftmaxOutput(nd.zeros((0, 3, 2)), nd.zeros((0,))).shape == (0, 3, 2)
+
+
+@pytest.mark.parametrize("xs,ws,tb", [
+    ((2, 3, 4), (4, 3), False), ((2, 3, 4), (3, 4), True), ((4,), (4, 3), False),
+    ((4,), (4,), False), ((2, 4), (4,), False), ((5, 4), (3, 4), True),
+    ((2, 3, 4), (4, 2, 3), False), ((2, 3, 3), (3, 2, 3), True)])
+def test_dense_dot_row_sparse_contracts_the_last_axis(xs, ws, tb):
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) * (rng.random(ws) < 0.5)).astype(np.float32)
+    w[0] = 0  # an absent row
+    got = nd.dot(nd.array(x), nd.array(w).tostype("row_sparse"), transpose_b=tb)
+    want = nd.dot(nd.array(x), nd.array(w), transpose_b=tb)
+    assert got.stype == "default" and got.shape == want.shape
+    np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_fallback_runs_the_row_that_takes_dense_inputs():
+    """retain(dense, csr) has no row: it falls back to the (dense, dense) row, not to the
+    op's first row (row_sparse data), and gives retain's values as dense."""
+    x = nd.arange(12).reshape((3, 4))
+    ids = nd.array([[0, 1, 0, 0], [0, 0, 0, 0], [0, 1, 0, 0]]).tostype("csr")  # ids {0, 1}
+    out = nd.sparse.retain(x, ids)
+    want = x.asnumpy().copy()
+    want[2] = 0
+    assert out.stype == "default"
+    np.testing.assert_array_equal(out.asnumpy(), want)
+
+
+@pytest.mark.parametrize("op", ["broadcast_mul", "broadcast_div"])
+def test_csr_broadcast_to_rank_3_is_refused(op):
+    a = nd.ones((3, 4)).tostype("csr")
+    with pytest.raises(StorageError, match="must be 2-D.*broadcast to \\(2, 3, 4\\)"):
+        getattr(nd, op)(a, nd.ones((2, 3, 4)))
+    # a 2-D broadcast still gives csr
+    r = getattr(nd, op)(a, nd.ones((3, 1)) * 2)
+    assert r.stype == "csr"
