@@ -42,6 +42,9 @@ NOTES = """\
   mismatches raise `StorageError`.
 - **Sizes**: indices and indptr are int64, so a csr batch of 8192 x 1,000,000 (more than
   2**31 elements) and its dot with a row_sparse weight work without densifying.
+- **broadcast_mul/div(csr, dense)** whose operands broadcast beyond 2-D raise
+  `StorageError` (MXNet 1.9.1 returns a "csr" of rank 3); `dot(dense, row_sparse)`
+  contracts the last axis of a dense operand of any rank.
 """
 
 
