@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from .. import storage as st
-from ..base import ShapeError, StorageError, dtype_of
+from ..base import DTypeError, ShapeError, StorageError, dtype_of
 from ..context import Context, current_context
 from .ndarray import NDArray, _shape, wrap
 
@@ -133,6 +133,9 @@ class CSRNDArray(BaseSparseNDArray):
         """A ``scipy.sparse.csr_matrix`` sharing this array's buffers (zero-copy)."""
         import scipy.sparse as sp
         r = self._raw
+        if r.data.dtype == np.float16:
+            raise DTypeError("asscipy: scipy.sparse has no float16; call astype('float32') "
+                             "first")
         m = sp.csr_matrix(r.shape, dtype=r.data.dtype)
         m.data, m.indices, m.indptr = r.data, r.indices, r.indptr
         return m
@@ -183,7 +186,8 @@ class RowSparseNDArray(BaseSparseNDArray):
     def __getitem__(self, key):
         if isinstance(key, _slice) and key == _slice(None):
             return self
-        raise ValueError(f"RowSparseNDArray only supports [:] indexing, got {key!r}")
+        raise StorageError(f"RowSparseNDArray only supports [:] indexing, got {key!r}; "
+                           "cast with tostype('default') to index rows")
 
 
 # ---------------------------------------------------------------------- checks

@@ -112,14 +112,23 @@ def _update_kernel(name, dense, lazy=None, std=None, scalars=(), lazy_rule="para
         kw = {k: attrs[k] for k in scalars}
         if "clip_gradient" in kw and kw["clip_gradient"] < 0:
             kw["clip_gradient"] = None
-        gg = _grad_as(g, arr.dtype)
+        # Numba has no half-precision arithmetic: float16 weights and states are updated as
+        # float32 copies (a whole-array round trip) and stored back
+        half = any(a.dtype == np.float16 for a in [arr, *views])
+        work = arr.astype(np.float32) if half else arr
+        wviews = [v.astype(np.float32) for v in views] if half else views
+        gg = _grad_as(g, work.dtype)
         if isinstance(gg, st.RSP) and lazy is not None and _use_lazy(lazy_rule, attrs, w, states):
-            lazy(arr, gg, *views, **kw)
+            lazy(work, gg, *wviews, **kw)
         elif isinstance(gg, st.RSP) and std is not None:
-            std(arr, gg, *views, **kw)
+            std(work, gg, *wviews, **kw)
         else:
-            dense(arr, _grad_as(st.todense(gg) if isinstance(gg, st.RSP) else gg, arr.dtype),
-                  *views, **kw)
+            dense(work, _grad_as(st.todense(gg) if isinstance(gg, st.RSP) else gg, work.dtype),
+                  *wviews, **kw)
+        if half:
+            arr[...] = work
+            for v, v32 in zip(views, wviews):
+                v[...] = v32
         for _, back in pairs:
             if back is not None:
                 back()

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import storage as st
-from ..base import dtype_of
+from ..base import MXNetError, dtype_of
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
@@ -72,6 +72,17 @@ def _sum_trailing(x, axes):
     return (x.reshape(math.prod(lead), inner) @ np.ones(inner, x.dtype)).reshape(lead)
 
 
+_NO_IDENTITY = {np.max: "max", np.min: "min", np.argmax: "argmax", np.argmin: "argmin"}
+
+
+def _no_empty_reduce(fn, x, axes):
+    """max/min/argmax/argmin of nothing has no value (sum and prod have identities)."""
+    if fn in _NO_IDENTITY and (
+            x.size == 0 if axes is None else any(x.shape[i] == 0 for i in np.atleast_1d(axes))):
+        raise MXNetError(f"{_NO_IDENTITY[fn]}: cannot reduce an empty axis of an array of "
+                         f"shape {x.shape} (there is no identity)")
+
+
 def _np_reduce(fn):
     def k(a, xs):
         x = xs[0]
@@ -81,6 +92,7 @@ def _np_reduce(fn):
             if fn is np.mean:
                 y /= _count(a, x)
             return (y.reshape(red_out_shape(a, x.shape)),)
+        _no_empty_reduce(fn, x, axes)
         with np.errstate(invalid="ignore"):
             y = fn(x, axis=axes, keepdims=a.keepdims)
         y = np.asarray(y, dtype=x.dtype)
@@ -331,10 +343,12 @@ def _arg_out(a, s):
 def _arg(fn):
     def k(a, xs):
         x = xs[0]
-        if a.axis is None:
+        ax = None if a.axis is None else norm_axis(a.axis, x.ndim, "argmax")
+        _no_empty_reduce(fn, x, ax)
+        if ax is None:
             y = np.asarray(fn(x.reshape(-1)))
         else:
-            y = fn(x, axis=norm_axis(a.axis, x.ndim, "argmax"))
+            y = fn(x, axis=ax)
         dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
         return (np.asarray(y).astype(dt).reshape(_arg_out(a, x.shape)),)
     return k

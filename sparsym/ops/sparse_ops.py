@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import storage as st
+from ..base import ShapeError
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
@@ -198,6 +199,8 @@ register(OpDef(
 # ----------------------------------------------------------------------------- getnnz
 def _getnnz_shape(attrs, ins, outs):
     s = ins[0]
+    if s is not None and len(s) != 2:
+        raise ShapeError(f"_contrib_getnnz: data must be 2-D, got shape {tuple(s)}")
     if rules.known(s):
         if attrs.axis is None:
             out = (1,)

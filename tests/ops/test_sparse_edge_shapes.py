@@ -72,3 +72,46 @@ def test_csr_broadcast_to_rank_3_is_refused(op):
     # a 2-D broadcast still gives csr
     r = getattr(nd, op)(a, nd.ones((3, 1)) * 2)
     assert r.stype == "csr"
+
+
+def test_float16_optimizer_updates_run_in_float32_and_store_half():
+    """Numba has no half arithmetic: float16 weights and states are updated as float32
+    copies. MXNet 1.9.1 accepts float16 too (its own half arithmetic rounds differently:
+    adam gives 0.6797 there for 0.6838 exactly; here 0.6836, the float16 nearest)."""
+    w = nd.ones((3, 4), dtype=np.float16)
+    out = nd.sgd_update(w, w, lr=0.1)
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out.asnumpy(), np.full((3, 4), 0.9, np.float16))
+    m, v = nd.zeros((3, 4), dtype=np.float16), nd.zeros((3, 4), dtype=np.float16)
+    out = nd.adam_update(w, w, m, v, lr=0.1)
+    want = 1 - 0.1 * 0.1 / (np.sqrt(0.001) + 1e-8)
+    np.testing.assert_allclose(out.asnumpy().astype(np.float64), want, rtol=1e-3)
+    assert m.dtype == np.float16 and np.allclose(m.asnumpy(), 0.1, rtol=1e-3)
+    # lazy row_sparse update: only row 1 moves, states stay float16 row_sparse
+    w = nd.ones((3, 4), dtype=np.float16).tostype("row_sparse")
+    m = nd.zeros((3, 4), dtype=np.float16).tostype("row_sparse")
+    v = nd.zeros((3, 4), dtype=np.float16).tostype("row_sparse")
+    g = nd.sparse.row_sparse_array((np.ones((1, 4), np.float16), [1]), shape=(3, 4))
+    nd.sparse.adam_update(w, g, m, v, lr=0.1, out=w)
+    got = w.asnumpy()
+    assert w.dtype == np.float16 and m.dtype == np.float16
+    np.testing.assert_array_equal(got[[0, 2]], 1)
+    np.testing.assert_allclose(got[1].astype(np.float64), want, rtol=1e-3)
+
+
+def test_typed_errors_for_unsupported_views_and_empty_reductions():
+    from sparsym.base import DTypeError, MXNetError, ShapeError
+    r = nd.ones((3, 4)).tostype("row_sparse")
+    for key in (1, slice(1, 2)):
+        with pytest.raises(StorageError, match="only supports \\[:\\] indexing"):
+            r[key]
+    with pytest.raises(DTypeError, match="no float16"):
+        nd.ones((3, 4), dtype=np.float16).tostype("csr").asscipy()
+    for shape in ((5,), (2, 3, 4)):
+        with pytest.raises(ShapeError, match="must be 2-D"):
+            nd.contrib.getnnz(nd.ones(shape))
+    for fn, shape, axis in ((nd.max, (0, 4), 0), (nd.min, (0, 4), None),
+                            (nd.argmax, (3, 0), 1), (nd.argmin, (0, 2), None)):
+        with pytest.raises(MXNetError, match="cannot reduce an empty axis"):
+            fn(nd.zeros(shape), axis=axis)
+    assert nd.max(nd.zeros((0, 4)), axis=1).shape == (0,)  # nothing reduced over: fine
