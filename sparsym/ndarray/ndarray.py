@@ -454,9 +454,16 @@ def array(source_array, ctx=None, dtype=None):
 
 
 def _shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(s) for s in shape)
+    """``shape`` as a tuple of non-negative ints (ShapeError otherwise)."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        out = tuple(int(s) for s in dims)
+        ok = all(d >= 0 and d == s for d, s in zip(out, dims))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ShapeError(f"shape must be non-negative integers, got {shape!r}")
+    return out
 
 
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):

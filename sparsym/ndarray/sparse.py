@@ -217,7 +217,11 @@ def _is_scipy_sparse(x) -> bool:
 def _np(x, dtype=None):
     if isinstance(x, NDArray):
         x = x.asnumpy()
-    return np.asarray(x, dtype=dtype)
+    try:
+        return np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError) as e:
+        raise DTypeError(f"cannot read {type(x).__name__} values as {np.dtype(dtype)}: {e}") \
+            from None
 
 
 def _idx(x, where, name):
@@ -272,7 +276,7 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
     where = "csr_matrix"
     if isinstance(arg1, tuple) and len(arg1) == 2 and all(
             isinstance(v, (int, np.integer)) for v in arg1):
-        return wrap(st.zeros_raw("csr", arg1, dtype_of(dtype or np.float32)), ctx)
+        return wrap(st.zeros_raw("csr", _shape(arg1), dtype_of(dtype or np.float32)), ctx)
     if isinstance(arg1, tuple) and len(arg1) == 3:
         data, indices, indptr = arg1
         data = np.ascontiguousarray(_np(data, _dtype(dtype, data)).reshape(-1))
@@ -367,7 +371,7 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
     ctx = _ctx_of(ctx)
     where = "row_sparse_array"
     if isinstance(arg1, tuple) and arg1 and all(isinstance(v, (int, np.integer)) for v in arg1):
-        return wrap(st.zeros_raw("row_sparse", arg1, dtype_of(dtype or np.float32)), ctx)
+        return wrap(st.zeros_raw("row_sparse", _shape(arg1), dtype_of(dtype or np.float32)), ctx)
     if isinstance(arg1, tuple) and len(arg1) == 2:
         data, indices = arg1
         data = np.ascontiguousarray(_np(data, _dtype(dtype, data)))

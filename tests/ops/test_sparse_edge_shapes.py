@@ -115,3 +115,19 @@ def test_typed_errors_for_unsupported_views_and_empty_reductions():
         with pytest.raises(MXNetError, match="cannot reduce an empty axis"):
             fn(nd.zeros(shape), axis=axis)
     assert nd.max(nd.zeros((0, 4)), axis=1).shape == (0,)  # nothing reduced over: fine
+
+
+def test_constructors_refuse_negative_shapes_and_unreadable_values():
+    from sparsym.base import DTypeError, ShapeError
+    for make in (lambda: nd.zeros((-1, 2)), lambda: nd.zeros((2.5, 2)),
+                 lambda: nd.sparse.csr_matrix((-2, 3)),
+                 lambda: nd.sparse.row_sparse_array((-2, 3)),
+                 lambda: nd.sparse.csr_matrix((np.ones(0), np.zeros(0, int), np.zeros(3, int)),
+                                              shape=(2, -3))):
+        with pytest.raises(ShapeError, match="non-negative integers"):
+            make()
+    with pytest.raises(DTypeError, match="cannot read list values as float32"):
+        nd.sparse.csr_matrix((["a", "b"], [0, 1], [0, 1, 2]), shape=(2, 3))
+    with pytest.raises(DTypeError, match="cannot read"):
+        nd.sparse.row_sparse_array((["a"], [0]), shape=(2, 1))
+    assert nd.zeros(np.int64(3)).shape == (3,) and nd.zeros((2.0, 2)).shape == (2, 2)
