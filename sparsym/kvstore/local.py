@@ -69,6 +69,17 @@ def _sum(values):
     return out
 
 
+
+def _with_dtype(raw, dtype):
+    """``raw`` (dense or sparse) with values of ``dtype`` (no copy when they already are)."""
+    if raw.dtype == dtype:
+        return raw
+    if isinstance(raw, st.RSP):
+        return st.RSP(raw.data.astype(dtype), raw.indices, raw.shape)
+    if isinstance(raw, st.CSR):
+        return st.CSR(raw.data.astype(dtype), raw.indices, raw.indptr, raw.shape)
+    return raw.astype(dtype)
+
 class KVStore:
     """A single-process store: push sums values (per key), pull broadcasts them.
 
@@ -138,8 +149,11 @@ class KVStore:
             if self._updater is not None:
                 self._updater(self._updater_key(k), merged, stored)
             else:
-                stored._raw = st.cast_raw(merged._raw, stored.stype) \
+                raw = st.cast_raw(merged._raw, stored.stype) \
                     if merged.stype != stored.stype else merged._raw
+                # the key keeps its dtype, as in MXNet (a float64 push into a float32 key
+                # is cast, not adopted: the next pull would change the output's dtype)
+                stored._raw = _with_dtype(raw, stored.dtype)
 
     def _updater_key(self, k):
         return k
@@ -214,9 +228,10 @@ class KVStore:
             src = stored._raw
             if len(src.indices) == src.shape[0]:
                 # every row stored (the usual weight): rows are positions, no lookup needed
-                dst._raw = st.RSP(src.data[ids], ids, src.shape)
+                res = st.RSP(src.data[ids], ids, src.shape)
             else:
-                dst._raw = krsp.retain(src, ids)
+                res = krsp.retain(src, ids)
+            dst._raw = _with_dtype(res, dst.dtype)  # the output keeps its dtype
         if single:
             for dst in out[1:]:
                 dst._raw = out[0]._raw.copy()

@@ -182,3 +182,25 @@ def test_gradient_compression_and_create():
     mx.kv.create("device").set_gradient_compression({"type": "2bit", "threshold": 0.5})
     with pytest.raises(MXNetError, match="Unknown KVStore type"):
         mx.kv.create("nope")
+
+
+def test_a_key_and_an_output_keep_their_dtypes(kv):
+    """A float64 push into a float32 key is cast (MXNet 1.9.1, probed); a pull casts into
+    the output's dtype. The store used to adopt the pushed dtype, and the next
+    row_sparse_pull changed the output array's dtype under the user."""
+    kv.init("w", mx.nd.ones((5, 3)).tostype("row_sparse"))
+    kv.push("w", (mx.nd.ones((5, 3), dtype="float64") * 2).tostype("row_sparse"))
+    out = mx.nd.zeros((5, 3)).tostype("row_sparse")
+    kv.row_sparse_pull("w", out=out, row_ids=mx.nd.arange(5))
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out.asnumpy(), 2)
+    out64 = mx.nd.zeros((5, 3), dtype="float64").tostype("row_sparse")
+    kv.row_sparse_pull("w", out=out64, row_ids=mx.nd.array([1, 3]))
+    assert out64.dtype == np.float64
+    np.testing.assert_array_equal(out64.asnumpy()[[1, 3]], 2)
+    kv.init("d", mx.nd.ones((2, 3)))
+    kv.push("d", mx.nd.ones((2, 3), dtype="float64") * 3)
+    dense = mx.nd.zeros((2, 3))
+    kv.pull("d", out=dense)
+    assert dense.dtype == np.float32
+    np.testing.assert_array_equal(dense.asnumpy(), 3)
