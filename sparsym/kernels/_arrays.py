@@ -88,3 +88,50 @@ def find_sorted(keys, x):
         else:
             hi = mid
     return lo if lo < keys.shape[0] and keys[lo] == x else -1
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: multiply, keep the top bits
+
+
+@njit(cache=True)
+def hash_table(keys):
+    """Open-addressing table of distinct non-negative int64 ``keys`` -> their positions:
+    slot rows are (key, position), -1 when empty; a power of two of 2-4 slots per key, so a
+    probe sequence is short, and key and position share a cache line."""
+    bits = 4
+    while (1 << bits) < 2 * keys.shape[0]:
+        bits += 1
+    tab = np.full((1 << bits, 2), -1, dtype=np.int64)
+    mask = np.uint64((1 << bits) - 1)
+    shift = np.uint64(64 - bits)
+    for i in range(keys.shape[0]):
+        h = (np.uint64(keys[i]) * _GOLDEN) >> shift
+        while tab[h, 0] != -1:  # linear probing
+            h = (h + np.uint64(1)) & mask
+        tab[h, 0] = keys[i]
+        tab[h, 1] = i
+    return tab
+
+
+@njit(cache=True, inline="always")
+def hash_shift(tab):
+    """The right shift that turns a key's product with the golden ratio into a slot of
+    ``tab`` (computed once per kernel call; Numba only)."""
+    bits = 0
+    while (1 << bits) < tab.shape[0]:
+        bits += 1
+    return np.uint64(64 - bits)
+
+
+@njit(cache=True, inline="always")
+def hash_find(tab, shift, x):
+    """Position stored for key ``x`` in a :func:`hash_table`, or -1 (Numba only)."""
+    mask = np.uint64(tab.shape[0] - 1)
+    h = (np.uint64(x) * _GOLDEN) >> shift
+    while True:
+        t = tab[h, 0]
+        if t == x:
+            return tab[h, 1]
+        if t == -1:
+            return -1
+        h = (h + np.uint64(1)) & mask

@@ -159,10 +159,25 @@ def _rand_rsp(n, k, frac, dtype, seed):
     return RSP(rng.standard_normal((len(rows),) + shape[1:]).astype(dtype), rows, shape)
 
 
+@pytest.fixture(params=["densify", "map", "hash", "search"])
+def rsp_lookup(request, monkeypatch):
+    """Force each way dot(csr, row_sparse) finds a column's stored row: a dense copy of w,
+    a dense column map, a hash of the stored rows, a binary search."""
+    from sparsym.kernels import csr_dot
+    never = -10**12
+    if request.param != "densify":
+        monkeypatch.setattr(csr_dot, "_DENSIFY_FACTOR", never)
+    if request.param in ("hash", "search"):
+        monkeypatch.setattr(csr_dot, "MAP_FACTOR", never)
+    if request.param == "search":
+        monkeypatch.setattr(csr_dot, "_HASH_FACTOR", never)
+    return request.param
+
+
 @cases
 @dtypes
 @pytest.mark.parametrize("frac", [0.0, 0.4, 1.0])
-def test_dot_rsp(shape, dtype, frac, par):
+def test_dot_rsp(shape, dtype, frac, par, rsp_lookup):
     a, s = rand_csr(*shape, dtype)
     m, n = s.shape
     t = tol(dtype)
