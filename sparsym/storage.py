@@ -155,6 +155,18 @@ def cast_raw(raw, stype):
     raise StorageError(f"invalid storage type {stype!r}; expected one of {STYPES}")
 
 
+def astype_raw(raw, dtype):
+    """``raw`` with values of ``dtype``; sparse containers keep their structure (no copy when
+    the values already have that dtype)."""
+    if raw.dtype == dtype:
+        return raw
+    if isinstance(raw, RSP):
+        return RSP(raw.data.astype(dtype), raw.indices, raw.shape)
+    if isinstance(raw, CSR):
+        return CSR(raw.data.astype(dtype), raw.indices, raw.indptr, raw.shape)
+    return raw.astype(dtype)
+
+
 def nbytes(raw) -> int:
     """Bytes held by a raw value."""
     if isinstance(raw, CSR):

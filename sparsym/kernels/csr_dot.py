@@ -610,19 +610,16 @@ def _csrT_rows_gather(a: CSR, data, bb, parallel):
     nnz = a.nnz
     keys, names = a.indices[:nnz], None
     if n > MAP_FACTOR * nnz + 1024:  # a map over the columns would dwarf the entries
-        names, keys = np.unique(keys, return_inverse=True)
-        keys = keys.reshape(-1)
+        names, keys = unique_positions(keys, n)  # keys become compact ranks
     width = n if names is None else len(names)
     cur = np.zeros(width, dtype=np.int32 if nnz < 2**31 else np.int64)
-    uniq, colptr = _csc_index(keys, cur)
-    if names is not None:
-        uniq = names.astype(np.int64, copy=False)  # every name is stored: uniq == arange
+    kuniq, colptr = _csc_index(keys, cur)  # the stored keys (all ranks when compacted)
+    uniq = kuniq if names is None else names
     out = np.empty((len(uniq), bb.shape[1]), dtype=bb.dtype)
     if not (len(uniq) and bb.shape[1]):
         return uniq, out
     rows_t = np.empty(nnz, dtype=np.int32 if m < 2**31 else np.int64)
     data_t = np.empty(nnz, dtype=data.dtype)
-    kuniq = np.arange(width) if names is not None else uniq
     if parallel:
         bounds = _balanced_bounds(colptr, numba.get_num_threads())
         _transpose_gather_par(bounds, kuniq, colptr, keys, a.indptr, data, cur, rows_t, data_t,

@@ -70,16 +70,6 @@ def _sum(values):
 
 
 
-def _with_dtype(raw, dtype):
-    """``raw`` (dense or sparse) with values of ``dtype`` (no copy when they already are)."""
-    if raw.dtype == dtype:
-        return raw
-    if isinstance(raw, st.RSP):
-        return st.RSP(raw.data.astype(dtype), raw.indices, raw.shape)
-    if isinstance(raw, st.CSR):
-        return st.CSR(raw.data.astype(dtype), raw.indices, raw.indptr, raw.shape)
-    return raw.astype(dtype)
-
 class KVStore:
     """A single-process store: push sums values (per key), pull broadcasts them.
 
@@ -153,7 +143,7 @@ class KVStore:
                     if merged.stype != stored.stype else merged._raw
                 # the key keeps its dtype, as in MXNet (a float64 push into a float32 key
                 # is cast, not adopted: the next pull would change the output's dtype)
-                stored._raw = _with_dtype(raw, stored.dtype)
+                stored._raw = st.astype_raw(raw, stored.dtype)
 
     def _updater_key(self, k):
         return k
@@ -231,7 +221,7 @@ class KVStore:
                 res = st.RSP(src.data[ids], ids, src.shape)
             else:
                 res = krsp.retain(src, ids)
-            dst._raw = _with_dtype(res, dst.dtype)  # the output keeps its dtype
+            dst._raw = st.astype_raw(res, dst.dtype)  # the output keeps its dtype
         if single:
             for dst in out[1:]:
                 dst._raw = out[0]._raw.copy()

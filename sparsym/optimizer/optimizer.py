@@ -135,7 +135,7 @@ class Optimizer:
         """State for ``weight``; float16 weights with multi_precision get a float32 master copy
         as ``(master, state)``."""
         if self.multi_precision and np.dtype(weight.dtype) == np.float16:
-            master = wrap(_astype_raw(weight._raw, np.float32), weight.context)
+            master = wrap(st.astype_raw(weight._raw, np.float32), weight.context)
             return (master, self.create_state(index, master))
         if np.dtype(weight.dtype) == np.float16:
             import warnings
@@ -152,9 +152,9 @@ class Optimizer:
         cast it back."""
         if self.multi_precision and np.dtype(weight.dtype) == np.float16:
             master, inner = state
-            g32 = wrap(_astype_raw(grad._raw, np.float32), grad.context)
+            g32 = wrap(st.astype_raw(grad._raw, np.float32), grad.context)
             self.update(index, master, g32, inner)
-            weight._assign(_astype_raw(master._raw, np.float16))
+            weight._assign(st.astype_raw(master._raw, np.float16))
             return
         self.update(index, weight, grad, state)
 
@@ -256,15 +256,6 @@ class Optimizer:
                            "lead to different empirical results. See "
                            "https://mxnet.apache.org/api/python/optimization/optimization.html "
                            "for more details.")
-
-
-def _astype_raw(raw, dtype):
-    """Raw value cast to ``dtype`` (sparse containers keep their structure)."""
-    if isinstance(raw, np.ndarray):
-        return raw.astype(dtype)
-    if isinstance(raw, st.RSP):
-        return st.RSP(raw.data.astype(dtype), raw.indices, raw.shape)
-    return st.CSR(raw.data.astype(dtype), raw.indices, raw.indptr, raw.shape)
 
 
 def state_zeros(weight: NDArray, stype=None) -> NDArray:
