@@ -21,6 +21,37 @@ Where TBB is missing (other platforms, or a user's ``NUMBA_THREADING_LAYER``), O
 passively unless the user has chosen a policy; libgomp reads the variable when it loads,
 which is after this module runs unless another library started OpenMP earlier.
 """
+import ctypes
 import os
+import sys
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _preload_tbb():
+    """Load the tbb wheel's libtbb.so.12 globally so Numba's TBB layer can link to it.
+
+    The wheel puts the library in ``<prefix>/lib``, which is not on the loader's path in a
+    virtual environment, and Numba's ``tbbpool`` extension carries no rpath: without this,
+    Numba silently falls back to OpenMP in a plain venv. A user's explicit
+    ``NUMBA_THREADING_LAYER`` (or ``SPARSYM_NO_TBB_PRELOAD=1``) wins.
+    """
+    if not sys.platform.startswith("linux") or os.environ.get("SPARSYM_NO_TBB_PRELOAD") == "1":
+        return None
+    if os.environ.get("NUMBA_THREADING_LAYER", "default").lower() not in ("default", "tbb",
+                                                                        "threadsafe"):
+        return None
+    seen = set()
+    for prefix in (sys.prefix, sys.base_prefix, getattr(sys, "exec_prefix", sys.prefix)):
+        path = os.path.join(prefix, "lib", "libtbb.so.12")
+        if path in seen or not os.path.exists(path):
+            continue
+        seen.add(path)
+        try:
+            return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError:  # a broken or foreign-architecture file: OpenMP remains
+            continue
+    return None
+
+
+_TBB = _preload_tbb()

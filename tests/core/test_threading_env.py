@@ -34,7 +34,8 @@ print(numba.threading_layer())
 
 
 def test_parallel_kernels_run_on_tbb_where_the_wheel_is_a_dependency():
-    """pyproject installs tbb on x86-64 Linux: Numba must then pick it over OpenMP."""
+    """pyproject installs tbb on x86-64 Linux; in a plain venv its libtbb.so.12 lies in
+    <venv>/lib, off the loader's path, so sparsym preloads it: Numba must then pick TBB."""
     if not (sys.platform == "linux" and os.uname().machine == "x86_64"):
         pytest.skip("tbb is a dependency on x86-64 Linux and Windows only")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_THREADING")}
