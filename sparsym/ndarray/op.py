@@ -1,7 +1,6 @@
 """Imperative execution of registered operators and the generated ``nd.*`` front ends."""
 from __future__ import annotations
 
-import inspect
 import numbers
 
 import numpy as np
@@ -10,6 +9,7 @@ from .. import storage as st
 from ..base import MXNetError, ParamError
 from ..ops import rules
 from ..ops.registry import all_ops, get_op, report_fallback, resolve_dispatch
+from ..ops.signature import front_end_doc, front_end_signature
 from .ndarray import NDArray, wrap
 
 __all__ = ["invoke", "binary", "fluent", "make_function"]
@@ -189,47 +189,55 @@ def make_function(op_name, op):
             else:
                 res = invoke_op(op, default_attrs, args)
                 return res[0] if len(res) == 1 else res
-        attrs_kw, inputs = {}, []
-        names = None
-        if op.key_var_num_args or callable(op.inputs):
+        if op.key_var_num_args:
+            # MXNet's ``f(*data, **kwargs)``: every positional argument is an input
             arrays = [a for a in args if isinstance(a, NDArray)]
-            if op.key_var_num_args and op.key_var_num_args not in kwargs:
+            if op.key_var_num_args not in kwargs:
                 if len(arrays) == 1 and isinstance(args[0], (list, tuple)):
                     arrays = list(args[0])
                 kwargs[op.key_var_num_args] = len(arrays)
             for k in list(kwargs):
                 if isinstance(kwargs[k], NDArray):
                     arrays.append(kwargs.pop(k))
-            inputs = arrays
-            attrs_kw = kwargs
+            attrs = op.params.parse(op_name, kwargs)
+            res = invoke_op(op, attrs, arrays, out)
+            return out if out is not None else (res[0] if len(res) == 1 else res)
+        # MXNet's ``f(input1=None, ..., param1=_Null, ..., out=None, name=None, **kwargs)``
+        if callable(op.inputs):  # inputs depend on the parameters: a leading run of arrays
+            n_in = 0
+            while n_in < len(args) and (args[n_in] is None or
+                                        isinstance(args[n_in], (NDArray, np.ndarray))):
+                n_in += 1
         else:
-            pre = _params_only(op, kwargs)
-            first = op.params.parse(op_name, pre)
-            names = op.input_names(first)
-            pos = list(args)
-            for nm in names:
-                if nm in kwargs:
-                    v = kwargs.pop(nm)
-                    if v is not None:
-                        inputs.append(_to_nd(v))
-                elif pos:
-                    v = pos.pop(0)
-                    if not isinstance(v, NDArray):
-                        if isinstance(v, (list, tuple, np.ndarray)):
-                            v = _to_nd(v)
-                        else:
-                            raise ParamError(f"{op_name}: input {nm!r} must be an NDArray, got "
-                                             f"{type(v).__name__}")
-                    inputs.append(v)
-            if pos:
-                raise ParamError(f"{op_name}: got {len(pos)} unexpected positional arguments")
-            attrs_kw = kwargs
-        # the common case (no inputs or unknown names among the keywords): parsed already
-        attrs = first if names is not None and attrs_kw == pre else op.params.parse(
-            op_name, attrs_kw)
-        if names is not None and len(inputs) != len(op.input_names(attrs)):
-            need = op.input_names(attrs)
-            raise MXNetError(f"{op_name}: expected {len(need)} inputs {list(need)}, "
+            n_in = len(op.inputs)
+        pos = [a for a in args[:n_in] if a is not None]
+        kwargs = op.params.positional(op_name, args[n_in:], kwargs)
+        pre = _params_only(op, kwargs)
+        attrs = op.params.parse(op_name, pre)
+        names = op.input_names(attrs)
+        inputs = []
+        for nm in names:
+            if nm in kwargs:
+                v = kwargs.pop(nm)
+                if v is not None:
+                    inputs.append(_to_nd(v))
+            elif pos:
+                v = pos.pop(0)
+                if not isinstance(v, NDArray):
+                    if isinstance(v, (list, tuple, np.ndarray)):
+                        v = _to_nd(v)
+                    else:
+                        raise ParamError(f"{op_name}: input {nm!r} must be an NDArray, got "
+                                         f"{type(v).__name__}")
+                inputs.append(v)
+        if pos:
+            raise ParamError(f"{op_name}: got {len(pos)} unexpected positional inputs; inputs "
+                             f"are {list(names)}")
+        if len(kwargs) != len(pre):  # keywords that are neither inputs nor parameters
+            attrs = op.params.parse(op_name, {k: v for k, v in kwargs.items()
+                                              if v is not None or k in op.params.fields})
+        if len(inputs) != len(names):
+            raise MXNetError(f"{op_name}: expected {len(names)} inputs {list(names)}, "
                              f"got {len(inputs)}")
         res = invoke_op(op, attrs, inputs, out)
         if out is not None:
@@ -238,13 +246,8 @@ def make_function(op_name, op):
 
     fn.__name__ = op_name
     fn.__qualname__ = op_name
-    fn.__doc__ = op.doc or f"{op.name} operator.\n\nParameters\n----------\n{op.params.doc()}"
-    params = [inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)]
-    params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
-               for k in op.params.fields]
-    params += [inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None),
-               inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default=None)]
-    fn.__signature__ = inspect.Signature(params)
+    fn.__signature__ = front_end_signature(op, ("out", "name"))
+    fn.__doc__ = front_end_doc(op_name, op, fn.__signature__)
     return fn
 
 

@@ -60,7 +60,7 @@ for _name, _val in (("_zeros", 0), ("_ones", 1)):
         needs_out_shapes=True,
         doc=f"An array of {'zeros' if _val == 0 else 'ones'} (``mx.sym.{_name[1:]}``)."))
 register(OpDef(
-    "_full", params=Checked(_nonneg, value=Field("float", doc="fill value"), **_COMMON),
+    "_full", params=Checked(_nonneg, **_COMMON, value=Field("float", doc="fill value")),
     inputs=(), dispatch=(Dispatch((), (D,), lambda a, xs: (np.full(_shape(a), a.value, _dt(a)),)),),
     infer_shape=_fill_shape, infer_type=_fill_type, gradient=lambda node, og: [],
     needs_out_shapes=True, doc="An array filled with ``value`` (``mx.sym.full``)."))

@@ -36,10 +36,12 @@ _COMMON = dict(
     clip_gradient=Field("float", -1.0, doc="clip the scaled gradient to [-c, c]; < 0: off"))
 
 
-def _params(lazy=True, **fields):
+def _params(lazy=True, after=None, **fields):
+    """The op's own fields, then wd/rescale_grad/clip_gradient, then ``after`` (fields MXNet
+    declares after the common ones) and lazy_update: MXNet's declaration order."""
     extra = {"lazy_update": Field("bool", True, doc="update only the row_sparse gradient's "
                                                      "rows")} if lazy else {}
-    return Params(**fields, **_COMMON, **extra)
+    return Params(**fields, **_COMMON, **(after or {}), **extra)
 
 
 # ----------------------------------------------------------------------------- storage views
@@ -246,18 +248,19 @@ _DENSE_ONLY = [
      ("lr", "momentum", "wd", "rescale_grad", "clip_gradient")),
     ("rmsprop_update", ("weight", "grad", "n"),
      dict(lr=Field("float"), gamma1=Field("float", 0.95), epsilon=Field("float", 1e-8),
-          clip_weights=Field("float", -1.0)), kopt.rmsprop_update,
+          after=dict(clip_weights=Field("float", -1.0))), kopt.rmsprop_update,
      ("lr", "gamma1", "epsilon", "wd", "rescale_grad", "clip_gradient", "clip_weights")),
     ("rmspropalex_update", ("weight", "grad", "n", "g", "delta"),
      dict(lr=Field("float"), gamma1=Field("float", 0.95), gamma2=Field("float", 0.9),
-          epsilon=Field("float", 1e-8), clip_weights=Field("float", -1.0)),
+          epsilon=Field("float", 1e-8), after=dict(clip_weights=Field("float", -1.0))),
      kopt.rmspropalex_update,
      ("lr", "gamma1", "gamma2", "epsilon", "wd", "rescale_grad", "clip_gradient",
       "clip_weights")),
     ("signsgd_update", ("weight", "grad"), dict(lr=Field("float")), kopt.signsgd_update,
      _SGD_SCALARS),
     ("signum_update", ("weight", "grad", "mom"),
-     dict(lr=Field("float"), momentum=Field("float", 0.0), wd_lh=Field("float", 0.0)),
+     dict(lr=Field("float"), momentum=Field("float", 0.0),
+          after=dict(wd_lh=Field("float", 0.0))),
      kopt.signum_update, ("lr", "momentum", "wd", "rescale_grad", "clip_gradient", "wd_lh")),
 ]
 for _name, _inputs, _fields, _fn, _scal in _DENSE_ONLY:

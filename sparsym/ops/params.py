@@ -130,6 +130,23 @@ class Params:
                 out[key] = f.default
         return Attrs(out)
 
+    def positional(self, op_name: str, values, kwargs: dict) -> dict:
+        """``kwargs`` with positional parameter ``values`` filled in declaration order (the
+        order of MXNet's generated front ends: ``mx.nd.sum(x, 1)`` sets ``axis``)."""
+        if not values:
+            return kwargs
+        names = list(self.fields)
+        if len(values) > len(names):
+            raise ParamError(f"operator {op_name}: {len(values)} positional parameter values "
+                             f"for {len(names)} parameters {names}")
+        out = dict(kwargs)
+        for key, v in zip(names, values):
+            if key in out:
+                raise ParamError(f"operator {op_name}: got multiple values for parameter "
+                                 f"{key!r} (positional and keyword)")
+            out[key] = v
+        return out
+
     def doc(self) -> str:
         """numpydoc 'Parameters' lines for the schema."""
         lines = []

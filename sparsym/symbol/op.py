@@ -1,12 +1,11 @@
 """Generated ``sym.*`` front ends: compose a Node from an op record."""
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
 from ..base import MXNetError, ParamError
 from ..ops.registry import all_ops, get_op
+from ..ops.signature import front_end_doc, front_end_signature
 from .graph import HIDDEN_KEYS, Node
 from .naming import current, current_attr_scope
 from .symbol import Symbol
@@ -61,12 +60,10 @@ def call(op_name, args, kwargs, name=None, attr=None, hint=None):
         n_sym += 1
     pos_params, positional = positional[n_sym:], positional[:n_sym]
     if pos_params:
-        names = [f for f in op.params.fields if f not in kw]
-        if len(pos_params) > len(names):
-            raise ParamError(f"{op_name}: {len(pos_params)} positional parameter values for "
-                             f"{len(names)} parameters {names}")
-        for f, v in zip(names, pos_params):
-            kw[f] = v
+        if op.key_var_num_args:  # MXNet's ``f(*data, **kwargs)`` takes no positional params
+            raise ParamError(f"{op_name}: positional arguments must be Symbols (its inputs), "
+                             f"got {type(pos_params[0]).__name__}; pass parameters by keyword")
+        kw = op.params.positional(op_name, pos_params, kw)
     if op.key_var_num_args and op.key_var_num_args not in kw:
         kw[op.key_var_num_args] = len(positional) + len(sym_kwargs)
     params = op.params.parse(op_name, kw)
@@ -110,13 +107,8 @@ def make_function(op_name, op, hint=None):
 
     fn.__name__ = op_name
     fn.__qualname__ = op_name
-    fn.__doc__ = op.doc or f"{op.name} operator.\n\nParameters\n----------\n{op.params.doc()}"
-    params = [inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)]
-    params += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)
-               for k in op.params.fields]
-    params += [inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default=None),
-               inspect.Parameter("attr", inspect.Parameter.KEYWORD_ONLY, default=None)]
-    fn.__signature__ = inspect.Signature(params)
+    fn.__signature__ = front_end_signature(op, ("name", "attr", "out"))
+    fn.__doc__ = front_end_doc(op_name, op, fn.__signature__)
     return fn
 
 

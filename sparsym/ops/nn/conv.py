@@ -34,12 +34,17 @@ def _geom_check(op, a, deconv=False):
         require(a.layout in want, op, f"layout {a.layout} does not fit a {nd}-D kernel")
 
 
-def _conv_fields(workspace, no_bias):
+def _conv_fields(workspace, no_bias, deconv=False):
+    """Convolution's (or Deconvolution's) fields in MXNet's declaration order."""
+    extra = dict(adj=Field("shape", (), doc="extra output size per dim"),
+                 target_shape=Field("shape", (), doc="output spatial shape (overrides pad/adj)")
+                 ) if deconv else {}
     return dict(
         kernel=Field("shape", doc="kernel size (kh, kw) or (k,)"),
         stride=Field("shape", (), doc="stride, default 1 per dim"),
         dilate=Field("shape", (), doc="dilation, default 1 per dim"),
         pad=Field("shape", (), doc="zero padding, default 0 per dim"),
+        **extra,
         num_filter=Field("int", doc="number of output channels"),
         num_group=Field("int", 1, doc="number of groups"),
         workspace=Field("int", workspace, doc="ignored (MXNet's workspace MB)"),
@@ -53,9 +58,7 @@ def _conv_fields(workspace, no_bias):
 _CONV = Checked(lambda op, a: _geom_check(op, a), **_conv_fields(1024, False))
 _DECONV = Checked(lambda op, a: (_geom_check(op, a, True), require(
     a.layout in (None, "NCW", "NCHW"), op, f"layout {a.layout} is not supported")),
-    adj=Field("shape", (), doc="extra output size per dim"),
-    target_shape=Field("shape", (), doc="output spatial shape (overrides pad/adj)"),
-    **_conv_fields(512, True))
+    **_conv_fields(512, True, deconv=True))
 
 
 def _inputs(a):

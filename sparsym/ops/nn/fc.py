@@ -166,8 +166,8 @@ _EMB = Checked(_emb_check,
                output_dim=Field("int", doc="embedding dimension"),
                dtype=Field("str", "float32", choices=_DTYPES, doc="weight and output dtype"),
                sparse_grad=Field("bool", False, doc="row_sparse weight gradient"))
-_SEMB = Checked(_emb_check, deterministic=Field("bool", False, doc="ignored on CPU"),
-                **_EMB.fields)
+_SEMB = Checked(_emb_check, **_EMB.fields,
+                deterministic=Field("bool", False, doc="ignored on CPU"))
 
 
 def emb_shape(attrs, ins, outs):

@@ -1,0 +1,37 @@
+"""Each registered operator declares its parameters (and inputs) in MXNet 1.9.1's order, so
+positional calls bind as in MXNet. The order is recorded from the oracle by
+tests/fixtures/make_mxnet_api.py into tests/fixtures/mxnet/op_signatures.json."""
+import json
+from pathlib import Path
+
+import pytest
+
+import sparsym  # noqa: F401  (registers the operators)
+from sparsym.ops.registry import all_ops
+from sparsym.ops.signature import declared_inputs
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mxnet" / "op_signatures.json"
+MX = json.loads(FIXTURE.read_text())
+# MXNet's backward ops take no front-end parameters: not user API
+OPS = sorted(k for k in all_ops() if k in MX and "_backward" not in k)
+
+
+def test_fixture_covers_most_registered_ops():
+    assert len(OPS) > 250
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_parameter_order_matches_mxnet(name):
+    op = all_ops()[name]
+    mx_params = [n for n, kind in MX[name] if kind == "param"]
+    ours = list(op.params.fields)
+    if any(kind == "var_input" for _, kind in MX[name]):
+        return  # MXNet's ``f(*data, **kwargs)``: parameters are keyword-only
+    # MXNet's parameters first, in its order; parameters of our own only after them
+    assert ours[:len(mx_params)] == mx_params, (ours, mx_params)
+    mx_inputs = [n for n, kind in MX[name] if kind == "input"]
+    if not callable(op.inputs):
+        assert list(op.inputs) == mx_inputs
+    else:
+        got = list(declared_inputs(op))
+        assert got == mx_inputs[:len(got)]
