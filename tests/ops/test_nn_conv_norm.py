@@ -67,7 +67,8 @@ def test_batchnorm_numeric_gradient(fix_gamma, use_global_stats, axis):
     bn = mx.sym.BatchNorm(mx.sym.var("x"), fix_gamma=fix_gamma, axis=axis,
                           use_global_stats=use_global_stats, name="bn")
     nodes = ["x", "bn_beta"] + ([] if fix_gamma else ["bn_gamma"])
-    check_numeric_gradient(bn, loc, aux_states=aux, grad_nodes=nodes, rtol=1e-4, atol=1e-6)
+    check_numeric_gradient(bn, loc, aux_states=aux, grad_nodes=nodes, rtol=1e-4, atol=1e-6,
+                           dtype=np.float64)
     if use_global_stats:
         g = np.ones(2) if fix_gamma else loc["bn_gamma"]
         check_symbolic_forward(bn, loc, [_bn_ref(x, g, loc["bn_beta"], aux["bn_moving_mean"],
@@ -121,7 +122,7 @@ def test_convolution_2d(stride, pad, dilate, groups):
                            rtol=1e-4, atol=1e-5)
     small = {"x": rng.randn(1, 4, 4, 3), "c_weight": rng.randn(4, 4 // groups, 3, 2),
              "c_bias": rng.randn(4)}
-    check_numeric_gradient(s, small, rtol=1e-5, atol=1e-7)
+    check_numeric_gradient(s, small, rtol=1e-5, atol=1e-7, dtype=np.float64)
 
 
 def test_convolution_1d_nobias_and_nhwc():
@@ -133,7 +134,7 @@ def test_convolution_1d_nobias_and_nhwc():
     want = _conv_ref(x[:, :, None, :], w[:, :, None, :], None, (1, 2), (0, 1), (1, 1), 1)[:, :, 0]
     check_symbolic_forward(s, {"x": x, "c_weight": w}, [want], rtol=1e-4, atol=1e-5)
     check_numeric_gradient(s, {"x": rng.randn(1, 3, 5), "c_weight": rng.randn(5, 3, 3)},
-                           rtol=1e-5, atol=1e-7)
+                           rtol=1e-5, atol=1e-7, dtype=np.float64)
     x4 = rng.randn(1, 4, 4, 3)       # NHWC
     w4 = rng.randn(2, 3, 3, 3)       # (F, kh, kw, C)
     s2 = mx.sym.Convolution(mx.sym.var("x"), kernel=(3, 3), num_filter=2, layout="NHWC",
@@ -177,7 +178,7 @@ def test_deconvolution_is_conv_adjoint():
     db = mx.sym.Deconvolution(mx.sym.var("x"), num_filter=2, no_bias=False, adj=(1, 1),
                               name="d", **kw)
     assert db.infer_shape(x=(1, 3, 3, 3))[1] == [(1, 2, 6, 6)]
-    check_numeric_gradient(db, small, rtol=1e-5, atol=1e-7)
+    check_numeric_gradient(db, small, rtol=1e-5, atol=1e-7, dtype=np.float64)
     t = mx.sym.Deconvolution(mx.sym.var("x"), num_filter=2, target_shape=(8, 8), name="d", **kw)
     assert t.infer_shape(x=(2, 3, 4, 4))[1] == [(2, 2, 8, 8)]
 
@@ -217,7 +218,7 @@ def test_pooling_2d(kind, conv):
     want = _pool_ref(x, (2, 3), (2, 2), (1, 0), kind, conv == "full")
     assert s.infer_shape(x=x.shape)[1] == [want.shape]
     check_symbolic_forward(s, {"x": x}, [want], rtol=1e-5, atol=1e-6)
-    check_numeric_gradient(s, {"x": rng.randn(1, 1, 4, 5)}, rtol=1e-5, atol=1e-7)
+    check_numeric_gradient(s, {"x": rng.randn(1, 1, 4, 5)}, rtol=1e-5, atol=1e-7, dtype=np.float64)
 
 
 def test_pooling_global_lp_count_include_pad_1d():
@@ -227,7 +228,8 @@ def test_pooling_global_lp_count_include_pad_1d():
     lp = mx.sym.Pooling(mx.sym.var("x"), kernel=(2, 2), pool_type="lp", p_value=2)
     want = np.sqrt(_pool_ref(x ** 2, (2, 2), (1, 1), (0, 0), "sum"))
     check_symbolic_forward(lp, {"x": x}, [want], rtol=1e-5, atol=1e-6)
-    check_numeric_gradient(lp, {"x": rng.rand(1, 1, 3, 3) + 0.5}, rtol=1e-5, atol=1e-7)
+    check_numeric_gradient(lp, {"x": rng.rand(1, 1, 3, 3) + 0.5}, rtol=1e-5, atol=1e-7,
+                           dtype=np.float64)
     a = mx.nd.Pooling(mx.nd.array(x), kernel=(3, 3), pad=(1, 1), pool_type="avg",
                       count_include_pad=False)
     assert_almost_equal(a, _pool_ref(x, (3, 3), (1, 1), (1, 1), "avg", cip=False), rtol=1e-5)

@@ -32,7 +32,7 @@ def test_unary_forward_and_gradient(op):
     x = rng.uniform(0.1, 0.4, size=(2, 3)) + off
     s = getattr(mx.sym, op)(mx.sym.var("x"))
     check_symbolic_forward(s, {"x": x}, [fn(x)], rtol=1e-4, atol=1e-6)
-    check_numeric_gradient(s, {"x": x}, numeric_eps=1e-5, rtol=1e-4, atol=1e-6)
+    check_numeric_gradient(s, {"x": x}, numeric_eps=1e-5, rtol=1e-4, atol=1e-6, dtype=np.float64)
 
 
 @pytest.mark.parametrize("op", ["elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
@@ -41,7 +41,7 @@ def test_unary_forward_and_gradient(op):
 def test_binary_elemwise_gradient(op):
     loc = {"a": rng.uniform(0.5, 1.5, (2, 3)), "b": rng.uniform(2.1, 2.9, (2, 3))}
     check_numeric_gradient(getattr(mx.sym, op)(mx.sym.var("a"), mx.sym.var("b")), loc,
-                           rtol=1e-5, atol=1e-8)
+                           rtol=1e-5, atol=1e-8, dtype=np.float64)
 
 
 @pytest.mark.parametrize("op", ["broadcast_add", "broadcast_sub", "broadcast_mul",
@@ -50,7 +50,7 @@ def test_binary_elemwise_gradient(op):
 def test_broadcast_gradient(op, shapes):
     loc = {"a": rng.uniform(0.5, 1.5, shapes[0]), "b": rng.uniform(0.5, 1.5, shapes[1])}
     check_numeric_gradient(getattr(mx.sym, op)(mx.sym.var("a"), mx.sym.var("b")), loc,
-                           rtol=1e-5, atol=1e-8)
+                           rtol=1e-5, atol=1e-8, dtype=np.float64)
 
 
 @pytest.mark.parametrize("op", ["_plus_scalar", "_minus_scalar", "_rminus_scalar",
@@ -59,14 +59,14 @@ def test_broadcast_gradient(op, shapes):
 def test_scalar_gradient(op):
     x = rng.uniform(0.5, 1.5, (2, 3))
     check_numeric_gradient(getattr(mx.sym, op)(mx.sym.var("x"), scalar=1.1), {"x": x},
-                           rtol=1e-5, atol=1e-8)
+                           rtol=1e-5, atol=1e-8, dtype=np.float64)
 
 
 def test_symbol_arithmetic_operators_gradient():
     a, b = mx.sym.var("a"), mx.sym.var("b")
     s = (a * b - a / b + 2.0 ** a) / (b + 1.0) - (-a)
     loc = {"a": rng.uniform(0.5, 1.5, (2, 2)), "b": rng.uniform(0.5, 1.5, (2, 2))}
-    check_numeric_gradient(s, loc, rtol=1e-5, atol=1e-8)
+    check_numeric_gradient(s, loc, rtol=1e-5, atol=1e-8, dtype=np.float64)
 
 
 @pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
@@ -76,13 +76,13 @@ def test_dot_and_batch_dot_with_transposes(ta, tb):
     s = mx.sym.dot(mx.sym.var("a"), mx.sym.var("b"), transpose_a=ta, transpose_b=tb)
     check_symbolic_forward(s, {"a": a, "b": b}, [(a.T if ta else a) @ (b.T if tb else b)],
                            rtol=1e-4, atol=1e-5)
-    check_numeric_gradient(s, {"a": a, "b": b}, rtol=1e-5, atol=1e-8)
+    check_numeric_gradient(s, {"a": a, "b": b}, rtol=1e-5, atol=1e-8, dtype=np.float64)
     x = rng.randn(*((2, 4, 3) if ta else (2, 3, 4)))
     y = rng.randn(*((2, 5, 4) if tb else (2, 4, 5)))
     bs = mx.sym.batch_dot(mx.sym.var("x"), mx.sym.var("y"), transpose_a=ta, transpose_b=tb)
     want = np.matmul(x.swapaxes(1, 2) if ta else x, y.swapaxes(1, 2) if tb else y)
     check_symbolic_forward(bs, {"x": x, "y": y}, [want], rtol=1e-4, atol=1e-5)
-    check_numeric_gradient(bs, {"x": x, "y": y}, rtol=1e-5, atol=1e-8)
+    check_numeric_gradient(bs, {"x": x, "y": y}, rtol=1e-5, atol=1e-8, dtype=np.float64)
 
 
 @pytest.mark.parametrize("op", ["_equal", "_not_equal", "_greater", "_greater_equal",
@@ -145,4 +145,4 @@ def test_mod_and_gamma_numeric_gradients(op):
     b = rng.uniform(0.95, 1.0, (2, 3))
     check_numeric_gradient(_mod_gamma_symbol(op, mx.sym.var("a"), mx.sym.var("b")),
                            {"a": a, "b": b} if op in ("_mod", "broadcast_mod") else {"a": a},
-                           numeric_eps=1e-6, rtol=1e-4, atol=1e-6)
+                           numeric_eps=1e-6, rtol=1e-4, atol=1e-6, dtype=np.float64)

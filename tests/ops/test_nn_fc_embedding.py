@@ -29,7 +29,7 @@ def test_fc_forward_and_gradient(flatten, no_bias):
     x2 = x.reshape(2, -1) if flatten else x
     want = x2 @ w.T + (0 if no_bias else b)
     check_symbolic_forward(fc, loc, [want], rtol=1e-4, atol=1e-5)
-    check_numeric_gradient(fc, loc, rtol=1e-5, atol=1e-7)
+    check_numeric_gradient(fc, loc, rtol=1e-5, atol=1e-7, dtype=np.float64)
 
 
 def test_fc_infers_weight_and_batch():
@@ -86,7 +86,7 @@ def test_embedding_forward_clip_and_gradients():
     check_symbolic_forward(emb, {"data": ids, "emb_weight": w}, [want])
     assert emb.infer_shape(data=(2, 7))[0][1] == (5, 3)
     check_numeric_gradient(emb, {"data": ids, "emb_weight": w}, grad_nodes=["emb_weight"],
-                           rtol=1e-5, atol=1e-7)
+                           rtol=1e-5, atol=1e-7, dtype=np.float64)
     og = rng.randn(2, 2, 3)
     g = np.zeros((5, 3))
     np.add.at(g, np.clip(ids.astype(int), 0, 4).ravel(), og.reshape(-1, 3))
@@ -135,7 +135,8 @@ def test_sparse_grad_numeric_check_with_grad_stype_dict():
                            name="emb")
     loc = {"data": ids, "emb_weight": w}
     check_numeric_gradient(emb, loc, grad_nodes=["emb_weight"],
-                           grad_stype_dict={"emb_weight": "row_sparse"}, rtol=1e-5, atol=1e-7)
+                           grad_stype_dict={"emb_weight": "row_sparse"}, rtol=1e-5, atol=1e-7,
+                           dtype=np.float64)
     og = np.ones((2, 2, 2))
     g = check_symbolic_backward(emb, loc, [og], {"emb_weight": np.array(
         [[0, 0], [1, 1], [0, 0], [2, 2], [0, 0], [1, 1.]])},

@@ -36,7 +36,7 @@ def test_reshape_codes_match_mxnet(src, spec, reverse, want):
 
 def test_reshape_gradient_errors_and_backward_inference():
     s = mx.sym.Reshape(mx.sym.var("x"), shape=(-1, 2))
-    check_numeric_gradient(s, {"x": rng.randn(3, 2, 2)}, rtol=1e-6)
+    check_numeric_gradient(s, {"x": rng.randn(3, 2, 2)}, rtol=1e-6, dtype=np.float64)
     with pytest.raises(ShapeError):
         s.infer_shape(x=(3, 3))
     # one unknown input dim is filled from the output's size (MXNet does this too)
@@ -72,7 +72,7 @@ def test_shape_ops_forward_and_gradient(make, ref):
     x[np.abs(np.abs(x) - 0.45) < 0.06] = 0.0        # keep clear of clip edges
     s = make(mx.sym.var("x"))
     check_symbolic_forward(s, {"x": x}, [ref(x)])
-    check_numeric_gradient(s, {"x": x}, rtol=1e-6, atol=1e-8)
+    check_numeric_gradient(s, {"x": x}, rtol=1e-6, atol=1e-8, dtype=np.float64)
 
 
 def test_squeeze():
@@ -80,7 +80,8 @@ def test_squeeze():
     assert mx.nd.squeeze(mx.nd.array(x)).shape == (2, 3)
     assert mx.nd.squeeze(mx.nd.array(x), axis=(3,)).shape == (2, 1, 3)
     assert mx.nd.squeeze(mx.nd.ones((1, 1))).shape == (1,)
-    check_numeric_gradient(mx.sym.squeeze(mx.sym.var("x"), axis=1), {"x": x}, rtol=1e-6)
+    check_numeric_gradient(mx.sym.squeeze(mx.sym.var("x"), axis=1), {"x": x}, rtol=1e-6,
+                           dtype=np.float64)
     with pytest.raises(ShapeError):
         mx.nd.squeeze(mx.nd.array(x), axis=(0,))
 
@@ -97,22 +98,23 @@ def test_concat_stack_split():
     c = mx.sym.Concat(mx.sym.var("a"), mx.sym.var("b"), dim=1)
     assert c.infer_shape(a=(2, 3), b=(2, 1))[1] == [(2, 4)]
     check_symbolic_forward(c, {"a": a, "b": b}, [np.concatenate([a, b], 1)])
-    check_numeric_gradient(c, {"a": a, "b": b}, rtol=1e-6)
+    check_numeric_gradient(c, {"a": a, "b": b}, rtol=1e-6, dtype=np.float64)
     # one missing size along dim is inferred from the output
     z = mx.sym.concat(mx.sym.var("a"), mx.sym.var("b"), dim=0) + mx.sym.var("o")
     assert z.infer_shape_partial(a=(2, 3), o=(5, 3))[0][1] == (3, 3)
     st = mx.sym.stack(mx.sym.var("a"), mx.sym.var("b"), axis=1)
     p, q = rng.randn(2, 3), rng.randn(2, 3)
     check_symbolic_forward(st, {"a": p, "b": q}, [np.stack([p, q], 1)])
-    check_numeric_gradient(st, {"a": p, "b": q}, rtol=1e-6)
+    check_numeric_gradient(st, {"a": p, "b": q}, rtol=1e-6, dtype=np.float64)
     x = rng.randn(2, 6, 2)
     sp = mx.sym.SliceChannel(mx.sym.var("x"), num_outputs=3, axis=1)
     assert len(sp.list_outputs()) == 3
     check_symbolic_forward(sp, {"x": x}, np.split(x, 3, axis=1))
-    check_numeric_gradient(sp, {"x": x}, rtol=1e-6)
+    for k in range(3):
+        check_numeric_gradient(sp[k], {"x": x}, rtol=1e-6, dtype=np.float64)
     sq = mx.sym.split(mx.sym.var("x"), num_outputs=2, axis=-1, squeeze_axis=True)
     check_symbolic_forward(sq, {"x": x}, [x[..., 0], x[..., 1]])
-    check_numeric_gradient(sq[1], {"x": x}, rtol=1e-6)
+    check_numeric_gradient(sq[1], {"x": x}, rtol=1e-6, dtype=np.float64)
     with pytest.raises(ShapeError):
         sp.infer_shape(x=(2, 5, 2))
     with pytest.raises(ParamError):

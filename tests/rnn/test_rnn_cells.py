@@ -86,7 +86,7 @@ def test_lstm_unroll_numeric_gradient():
     args, _, _ = out.infer_shape(data=(2, 2, 3))
     rng = np.random.RandomState(0)
     loc = {n: rng.uniform(-1, 1, s) for n, s in zip(out.list_arguments(), args)}
-    check_numeric_gradient(out, loc, rtol=1e-5, atol=1e-7)
+    check_numeric_gradient(out, loc, rtol=1e-5, atol=1e-7, dtype=np.float64)
 
 
 def test_gru_bidirectional_numeric_gradient():
@@ -97,7 +97,7 @@ def test_gru_bidirectional_numeric_gradient():
     assert outs == [(2, 1, 3)]
     rng = np.random.RandomState(1)
     loc = {n: rng.uniform(-1, 1, s) for n, s in zip(out.list_arguments(), args)}
-    check_numeric_gradient(out, loc, rtol=1e-5, atol=1e-7)
+    check_numeric_gradient(out, loc, rtol=1e-5, atol=1e-7, dtype=np.float64)
 
 
 def test_fused_numeric_gradient_reaches_parameters():
@@ -109,7 +109,7 @@ def test_fused_numeric_gradient_reaches_parameters():
     args, _, _ = out.infer_shape(data=(2, 1, 2))
     rng = np.random.RandomState(2)
     loc = {n: rng.uniform(-1, 1, s) for n, s in zip(out.list_arguments(), args)}
-    check_numeric_gradient(out, loc, rtol=1e-5, atol=1e-7)
+    check_numeric_gradient(out, loc, rtol=1e-5, atol=1e-7, dtype=np.float64)
 
 
 def test_unpack_pack_weights_round_trip():
@@ -194,7 +194,7 @@ def test_rnn_operator_numeric_gradient_and_dropout():
     args, _, _ = s.infer_shape(data=(2, 1, 2))
     rng = np.random.RandomState(3)
     loc = {n: rng.uniform(-1, 1, sh) for n, sh in zip(s.list_arguments(), args)}
-    check_numeric_gradient(s, loc, rtol=1e-5, atol=1e-7)
+    check_numeric_gradient(s, loc, rtol=1e-5, atol=1e-7, dtype=np.float64)
     # dropout between layers: inference is deterministic, training masks and back-propagates
     d = mx.sym.RNN(mx.sym.var("data"), mx.sym.var("p"), mx.sym.var("h"), state_size=8,
                    num_layers=2, mode="rnn_tanh", p=0.5, name="rnn")
