@@ -6,17 +6,23 @@ optimizers, KVStore, IO) on NumPy, SciPy and Numba.
 from . import _threading_env  # noqa: F401  (before anything loads OpenMP)
 from . import base  # noqa: F401
 from .base import MXNetError  # noqa: F401
-from .context import Context, cpu, current_context, gpu, num_gpus  # noqa: F401
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: F401
+from . import util  # noqa: F401
+from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape,  # noqa: F401
+                   use_np, use_np_array, use_np_shape)
+from . import engine  # noqa: F401
 from . import ndarray  # noqa: F401
 from . import ndarray as nd  # noqa: F401
 from . import symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
 from . import rnn  # noqa: F401,E402  (mx.rnn: cells, BucketSentenceIter)
-from .symbol import naming as name  # noqa: F401
-from .symbol.naming import AttrScope  # noqa: F401
+from . import name  # noqa: F401
+from . import attribute  # noqa: F401
+from .attribute import AttrScope  # noqa: F401
 from . import contrib  # noqa: F401,E402  (mx.contrib, SBNet helpers)
 from . import executor  # noqa: F401
 from . import random  # noqa: F401
+from . import random as rnd  # noqa: F401
 from . import initializer  # noqa: F401
 from . import initializer as init  # noqa: F401
 from . import optimizer  # noqa: F401
@@ -32,8 +38,10 @@ from . import callback  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import model  # noqa: F401
 from . import monitor  # noqa: F401
+from . import monitor as mon  # noqa: F401
 from . import viz  # noqa: F401
+from . import visualization  # noqa: F401
+from . import runtime  # noqa: F401
 from . import plotting  # noqa: F401  (mx.callback.TrainingCurve)
 
-attribute = name  # MXNet exposes AttrScope as mx.attribute.AttrScope
 __version__ = "0.1.0"

@@ -1,15 +1,34 @@
-"""Error hierarchy, environment flags and MXNet attribute-string parsing."""
+"""Error hierarchy, environment flags, MXNet attribute-string parsing, and the names of
+``mxnet.base`` that Python code uses (type tuples, ``py_str``, ``data_dir``...)."""
 from __future__ import annotations
 
 import ast
+import ctypes
 import os
+import platform
 
 import numpy as np
 
 __all__ = [
     "MXNetError", "ShapeError", "DTypeError", "StorageError", "ParamError",
     "NotImplementedForStype", "FormatError", "getenv", "parse_attr", "format_attr",
+    "NotImplementedForSymbol", "NotSupportedForSparseNDArray", "mx_real_t", "string_types",
+    "numeric_types", "integer_types", "py_str", "data_dir", "data_dir_default",
+    "classproperty", "with_metaclass", "register_error", "error_types",
+    "add_fileline_to_docstring", "build_param_doc",
 ]
+
+# MXNet's type names (mx_real_t is the default dtype; the ctypes ones size C fields)
+mx_real_t = np.float32
+mx_uint = ctypes.c_uint
+mx_int = ctypes.c_int
+mx_int64 = ctypes.c_int64
+mx_float = ctypes.c_float
+string_types = (str,)
+basestring = str
+long = int
+numeric_types = (float, int, np.generic)
+integer_types = (int, np.int32, np.int64)
 
 
 class MXNetError(Exception):
@@ -100,3 +119,130 @@ def dtype_of(value) -> np.dtype:
         return np.dtype(value)
     except TypeError as err:
         raise DTypeError(f"unknown dtype {value!r}") from err
+
+
+class _FunctionNotAvailable(MXNetError, NotImplementedError):
+    """'Function f (namely operator "op") with arguments (...) is not <where>' errors."""
+
+    _where = ""
+
+    def __init__(self, function, alias=None, *args):
+        name = getattr(function, "__name__", function)
+        self.function, self.alias, self.args = name, alias, [str(type(a)) for a in args]
+        msg = f"Function {name}"
+        if alias:
+            msg += f' (namely operator "{alias}")'
+        if args:
+            msg += " with arguments (" + ", ".join(self.args) + ")"
+        super().__init__(f"{msg} {self._where}")
+
+
+class NotImplementedForSymbol(_FunctionNotAvailable):
+    """An NDArray-only operation was called on a Symbol (MXNet's error of the same name)."""
+
+    _where = "is not implemented for Symbol and only available in NDArray."
+
+
+class NotSupportedForSparseNDArray(_FunctionNotAvailable):
+    """A dense-only NDArray operation was called on a sparse array (MXNet's error)."""
+
+    _where = "is not supported for SparseNDArray and only available in NDArray."
+
+
+def py_str(x):
+    """Decode bytes (UTF-8) to str; a str passes through."""
+    return x.decode("utf-8") if isinstance(x, (bytes, bytearray)) else x
+
+
+def _as_list(obj):
+    """``obj`` itself when a list or tuple, else ``[obj]``."""
+    return obj if isinstance(obj, (list, tuple)) else [obj]
+
+
+def data_dir_default():
+    """MXNet's default data folder: ``%APPDATA%/mxnet`` on Windows, else ``~/.mxnet``."""
+    if platform.system() == "Windows":
+        return os.path.join(os.environ.get("APPDATA", ""), "mxnet")
+    return os.path.join(os.path.expanduser("~"), ".mxnet")
+
+
+def data_dir():
+    """Where downloads (datasets, models) go: ``$MXNET_HOME``, else :func:`data_dir_default`."""
+    return os.getenv("MXNET_HOME", data_dir_default())
+
+
+class _ClassProperty:
+    """A read-only property computed on the class."""
+
+    def __init__(self, fget):
+        self.fget = fget
+
+    def __get__(self, obj, cls=None):
+        return self.fget.__get__(obj, cls if cls is not None else type(obj))()
+
+
+def classproperty(func):
+    """Decorator: a property of the class itself (``Context.default_ctx``)."""
+    if not isinstance(func, (classmethod, staticmethod)):
+        func = classmethod(func)
+    return _ClassProperty(func)
+
+
+def with_metaclass(meta, *bases):
+    """A base class whose subclasses are created by ``meta`` (Python 2/3 idiom MXNet uses)."""
+    return meta("_WithMetaclassBase", bases or (object,), {})
+
+
+# error names -> classes, as MXNet's FFI error table (register_error adds to it)
+error_types = {"NotImplementedForSymbol": NotImplementedForSymbol, "ValueError": ValueError,
+               "TypeError": TypeError, "AttributeError": AttributeError,
+               "IndexError": IndexError, "NotImplementedError": NotImplementedError}
+
+
+def register_error(func_name=None, cls=None):
+    """Register an error class under its name in :data:`error_types` (usable as a decorator,
+    with or without a name)."""
+    if callable(func_name):
+        cls, func_name = func_name, func_name.__name__
+
+    def register(mycls):
+        error_types[func_name if isinstance(func_name, str) else mycls.__name__] = mycls
+        return mycls
+    return register if cls is None else register(cls)
+
+
+def add_fileline_to_docstring(module, incursive=True):
+    """Append "From:file:line" to the docstrings of a module's functions and classes."""
+    import inspect
+    import sys
+
+    def _add(obj):
+        try:
+            fname, line = inspect.getsourcefile(obj), inspect.getsourcelines(obj)[-1]
+        except (TypeError, OSError):
+            return
+        if obj.__doc__ is not None and "From:" not in obj.__doc__:
+            try:
+                obj.__doc__ += f"\n\nFrom:{fname}:{line}"
+            except (AttributeError, TypeError):
+                pass
+    if isinstance(module, str):
+        module = sys.modules[module]
+    for v in list(vars(module).values()):
+        if inspect.isfunction(v) or (incursive and inspect.isclass(v)):
+            _add(v)
+
+
+def build_param_doc(arg_names, arg_types, arg_descs, remove_dup=True):
+    """A numpydoc "Parameters" section from parallel lists of names, types and texts."""
+    seen, lines = set(), []
+    for key, typ, desc in zip(arg_names, arg_types, arg_descs):
+        if remove_dup and key in seen:
+            continue
+        if key == "num_args":
+            continue
+        seen.add(key)
+        lines.append(f"{key} : {typ}")
+        if desc:
+            lines.append(f"    {desc}")
+    return "Parameters\n----------\n" + "\n".join(lines) + "\n"

@@ -1,11 +1,13 @@
-"""Devices: `cpu(i)` are distinct logical devices; `gpu(i)` is refused clearly."""
+"""Devices: `cpu(i)` are distinct logical devices; `gpu(i)` can be created (as in MXNet) and
+raises a clear error where it is used: at allocation or bind."""
 from __future__ import annotations
 
 import threading
 
-from .base import MXNetError
+from .base import MXNetError, classproperty
 
-__all__ = ["Context", "cpu", "gpu", "current_context", "num_gpus"]
+__all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
+           "gpu_memory_info", "require_usable"]
 
 
 class Context:
@@ -25,7 +27,7 @@ class Context:
     cpu(1)
     """
 
-    _default = threading.local()
+    _default_ctx = threading.local()  # MXNet's name: test code sets ``_default_ctx.value``
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
     devstr2type = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
 
@@ -35,12 +37,14 @@ class Context:
         if device_type not in self.devstr2type:
             raise MXNetError(f"unknown device type {device_type!r}; expected one of "
                              f"{sorted(self.devstr2type)}")
-        if device_type == "gpu":
-            raise MXNetError("gpu contexts are not available: sparsym has no GPU backend yet; "
-                             "use mx.cpu(i)")
         self.device_type = device_type
         self.device_id = int(device_id)
         self._old = None
+
+    @classproperty
+    def default_ctx(cls):
+        """The default context (MXNet's deprecated spelling of :func:`current_context`)."""
+        return current_context()
 
     @property
     def device_typeid(self):
@@ -59,12 +63,12 @@ class Context:
     __str__ = __repr__
 
     def __enter__(self):
-        self._old = getattr(Context._default, "value", None)
-        Context._default.value = self
+        self._old = getattr(Context._default_ctx, "value", None)
+        Context._default_ctx.value = self
         return self
 
     def __exit__(self, *exc):
-        Context._default.value = self._old
+        Context._default_ctx.value = self._old
 
     def empty_cache(self):
         """Nothing to release: arrays are plain NumPy memory."""
@@ -76,8 +80,31 @@ def cpu(device_id=0):
 
 
 def gpu(device_id=0):
-    """Raise: sparsym has no GPU backend (MXNet scripts that probe for GPUs get a clear error)."""
+    """Return gpu context ``device_id``.
+
+    As in MXNet without CUDA, creating it works and using it raises: sparsym has no GPU
+    backend, so allocating an array or binding an executor on it raises MXNetError.
+    """
     return Context("gpu", device_id)
+
+
+def cpu_pinned(device_id=0):
+    """Return a cpu_pinned context (page-locked host memory in MXNet; plain cpu memory here)."""
+    return Context("cpu_pinned", device_id)
+
+
+def gpu_memory_info(device_id=0):
+    """(free, total) bytes of a GPU: raises, as sparsym has no GPU backend."""
+    raise MXNetError(f"gpu_memory_info(gpu({device_id})): sparsym has no GPU backend "
+                     "(MXNet: only supported for MXNet built with CUDA support)")
+
+
+def require_usable(ctx, what="allocate an array"):
+    """``ctx`` itself when sparsym can compute on it; a gpu context raises MXNetError."""
+    if ctx.device_type == "gpu":
+        raise MXNetError(f"cannot {what} on {ctx}: sparsym has no GPU backend (MXNet built "
+                         "without CUDA raises here too); use mx.cpu(i)")
+    return ctx
 
 
 def num_gpus():
@@ -87,5 +114,5 @@ def num_gpus():
 
 def current_context():
     """The context set by ``with mx.cpu(i):``, else cpu(0)."""
-    ctx = getattr(Context._default, "value", None)
+    ctx = getattr(Context._default_ctx, "value", None)
     return ctx if ctx is not None else Context("cpu", 0)

@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import storage as st
 from ..base import MXNetError, ShapeError, dtype_of
-from ..context import current_context
+from ..context import current_context, require_usable
 from ..ndarray.ndarray import NDArray, wrap
 from ..ops import rules
 from .plan import get_plan
@@ -546,7 +546,7 @@ def simple_bind(symbol, ctx, grad_req, type_dict, stype_dict, group2ctx, shared_
                 shared_exec, shared_buffer, kwargs):
     """See :meth:`Symbol.simple_bind`."""
     from .bind_arrays import allocate
-    ctx = ctx or current_context()
+    ctx = _usable(ctx or current_context(), group2ctx, "simple_bind")
     fwd = symbol._graph()
     arg_names = [n.name for n in fwd.arg_nodes]
     names = {n.name for n in fwd.input_nodes}
@@ -574,5 +574,18 @@ def simple_bind(symbol, ctx, grad_req, type_dict, stype_dict, group2ctx, shared_
 def bind(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec):
     """See :meth:`Symbol.bind`."""
     from .bind_arrays import bind_given
-    return bind_given(symbol, ctx or current_context(), args, args_grad, grad_req, aux_states,
-                      group2ctx, shared_exec)
+    ctx = _usable(ctx or current_context(), group2ctx, "bind")
+    return bind_given(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx,
+                      shared_exec)
+
+
+def _usable(ctx, group2ctx, what):
+    """``ctx``, after checking it and the group contexts can run (no GPU backend)."""
+    if isinstance(ctx, (list, tuple)):  # a data-parallel list: each must be usable
+        for c in ctx:
+            require_usable(c, f"{what} an executor")
+        return ctx
+    require_usable(ctx, f"{what} an executor")
+    for c in (group2ctx or {}).values():
+        require_usable(c, f"{what} an executor")
+    return ctx

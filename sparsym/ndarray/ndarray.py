@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import storage as st
 from ..base import MXNetError, ShapeError, StorageError, dtype_of
-from ..context import Context, current_context
+from ..context import Context, current_context, require_usable
 
 __all__ = ["NDArray", "wrap", "array", "zeros", "ones", "empty", "full", "arange", "waitall",
            "concatenate", "moveaxis"]
@@ -174,7 +174,7 @@ class NDArray:
         (MXNet's CopyFromTo); the target must have the same shape.
         """
         if isinstance(other, Context):
-            return wrap(self._raw.copy(), other)
+            return wrap(self._raw.copy(), require_usable(other))
         if isinstance(other, NDArray):
             if other is self:
                 return other
@@ -427,7 +427,7 @@ def _raw_key(key):
 
 # ---------------------------------------------------------------------- constructors
 def _ctx(ctx):
-    return ctx if ctx is not None else current_context()
+    return require_usable(ctx if ctx is not None else current_context())
 
 
 def array(source_array, ctx=None, dtype=None):

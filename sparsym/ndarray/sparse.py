@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import storage as st
 from ..base import DTypeError, ShapeError, StorageError, dtype_of
-from ..context import Context, current_context
+from ..context import Context, current_context, require_usable
 from .ndarray import NDArray, _shape, wrap
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix",
@@ -235,8 +235,8 @@ def _idx(x, where, name):
 
 def _ctx_of(ctx):
     if ctx is None:
-        return current_context()
-    return ctx if isinstance(ctx, Context) else Context(ctx)
+        return require_usable(current_context())
+    return require_usable(ctx if isinstance(ctx, Context) else Context(ctx))
 
 
 def _dtype(dtype, src):

@@ -14,10 +14,7 @@ from .symbol import (  # noqa: F401
 )
 
 _populate(globals())
-sparse = _types.ModuleType("sparsym.symbol.sparse", "Sparse operators (mx.sym.sparse).")
-_populate(sparse.__dict__, sparse=True)
-sparse.Variable = Variable
-sparse.var = var
+from . import sparse  # noqa: F401,E402  (mx.sym.sparse)
 from . import contrib  # noqa: F401,E402  (mx.sym.contrib)
 from .creation import arange, full, ones, random, zeros  # noqa: F401,E402
 

@@ -5,22 +5,9 @@ import numbers
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, NotImplementedForSymbol
 
 __all__ = ["SymbolOps", "NotImplementedForSymbol"]
-
-
-class NotImplementedForSymbol(MXNetError, NotImplementedError):
-    """An NDArray-only operation was called on a Symbol (MXNet's error of the same name)."""
-
-    def __init__(self, function, alias=None, *args):
-        self.function, self.alias, self.args = function, alias, [type(a) for a in args]
-        msg = f"Function {function}"
-        if alias:
-            msg += f' (namely operator "{alias}")'
-        if args:
-            msg += " with arguments (" + ", ".join(str(type(a)) for a in args) + ")"
-        super().__init__(msg + " is not implemented for Symbol and only available in NDArray.")
 
 
 def _numeric(x):
