@@ -15,6 +15,7 @@ from . import ndarray  # noqa: F401
 from . import ndarray as nd  # noqa: F401
 from . import symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
+from . import autograd  # noqa: F401
 from . import rnn  # noqa: F401,E402  (mx.rnn: cells, BucketSentenceIter)
 from . import name  # noqa: F401
 from . import attribute  # noqa: F401

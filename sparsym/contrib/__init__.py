@@ -8,7 +8,8 @@ import importlib as _importlib
 
 from . import sbnet  # noqa: F401
 
-_ALIASES = {"ndarray": "sparsym.ndarray.contrib", "nd": "sparsym.ndarray.contrib",
+_ALIASES = {"autograd": "sparsym.contrib.autograd",
+            "ndarray": "sparsym.ndarray.contrib", "nd": "sparsym.ndarray.contrib",
             "symbol": "sparsym.symbol.contrib", "sym": "sparsym.symbol.contrib"}
 
 

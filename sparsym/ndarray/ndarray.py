@@ -8,6 +8,7 @@ import numpy as np
 from .. import storage as st
 from ..base import MXNetError, ShapeError, StorageError, dtype_of
 from ..context import Context, current_context, require_usable
+from .tape import STATE
 
 __all__ = ["NDArray", "wrap", "array", "zeros", "ones", "empty", "full", "arange", "waitall",
            "concatenate", "moveaxis"]
@@ -29,6 +30,7 @@ def wrap(raw, ctx=None):
     obj._raw = raw
     obj._ctx = ctx if ctx is not None else current_context()
     obj.writable = True
+    obj._ag = None
     return obj
 
 
@@ -49,7 +51,8 @@ class NDArray:
     [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
     """
 
-    __slots__ = ("_raw", "_ctx", "writable", "__weakref__")
+    # _ag: the autograd tape entry (node, output index) this array is, or None
+    __slots__ = ("_raw", "_ctx", "writable", "_ag", "__weakref__")
     __array_priority__ = 1000.0
 
     def __init__(self, handle=None, writable=True):
@@ -92,7 +95,24 @@ class NDArray:
 
     @property
     def grad(self):
-        return None
+        """The gradient buffer of a marked variable (:meth:`attach_grad`), else None."""
+        ag = self._ag
+        if ag is None or ag[0].op is not None:
+            return None
+        return ag[0].grad
+
+    @property
+    def _fresh_grad(self):
+        """MXNet's flag: a backward pass wrote this variable's gradient since it was reset."""
+        ag = self._ag
+        return bool(ag is not None and ag[0].op is None and ag[0].fresh)
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value):
+        ag = self._ag
+        if ag is None or ag[0].op is not None:
+            raise MXNetError("_fresh_grad: the array is not a marked variable (attach_grad)")
+        ag[0].fresh = bool(value)
 
     def __len__(self):
         return self.shape[0]
@@ -154,6 +174,8 @@ class NDArray:
         dtype = dtype_of(dtype)
         if not copy and np.dtype(self.dtype) == dtype:
             return self
+        if self._ag is not None and STATE.recording:
+            return _invoke("Cast", self, dtype=dtype.name)
         raw = self._raw
         if isinstance(raw, st.CSR):
             new = st.CSR(raw.data.astype(dtype), raw.indices.copy(), raw.indptr.copy(), raw.shape)
@@ -165,6 +187,8 @@ class NDArray:
 
     def copy(self):
         """A deep copy on the same context."""
+        if self._ag is not None and STATE.recording:
+            return _invoke("_copy", self)
         return self.copyto(self._ctx)
 
     def copyto(self, other):
@@ -191,7 +215,50 @@ class NDArray:
     as_in_ctx = as_in_context
 
     def attach_grad(self, grad_req="write", stype=None):
-        raise MXNetError("autograd is not part of sparsym's symbolic API; use a Symbol executor")
+        """Allocate a zero gradient buffer and mark this array as an autograd variable.
+
+        Parameters
+        ----------
+        grad_req : {'write', 'add', 'null'}, default 'write'
+            How backward stores the gradient: overwrite, accumulate, or not at all.
+        stype : {'default', 'row_sparse', 'csr'}, optional
+            Storage type of the gradient buffer; the array's own by default.
+
+        Examples
+        --------
+        >>> import sparsym as mx
+        >>> x = mx.nd.array([1.0, 2.0])
+        >>> x.attach_grad()
+        >>> with mx.autograd.record():
+        ...     y = x * x
+        >>> y.backward()
+        >>> x.grad.asnumpy().tolist()
+        [2.0, 4.0]
+        """
+        from .. import autograd
+        stype = st.check_stype(stype if stype is not None else self.stype, "attach_grad: ")
+        grad = wrap(st.zeros_raw(stype, self.shape, self._raw.dtype), self._ctx)
+        autograd.mark_variables([self], [grad], grad_req)
+
+    def detach(self):
+        """The same values, cut off from the autograd graph (no gradient flows back)."""
+        return wrap(self._raw, self._ctx)
+
+    def backward(self, out_grad=None, retain_graph=False, train_mode=True):
+        """Compute the gradients of this array with respect to the marked variables.
+
+        Parameters
+        ----------
+        out_grad : NDArray, optional
+            Head gradient (ones by default).
+        retain_graph : bool, default False
+            Keep the recorded graph for another backward pass.
+        train_mode : bool, default True
+            Run the backward ops in training mode.
+        """
+        from .. import autograd
+        autograd.backward([self], None if out_grad is None else [out_grad],
+                          retain_graph=retain_graph, train_mode=train_mode)
 
     # ------------------------------------------------------------------ assignment
     def _assign(self, value):
@@ -251,6 +318,9 @@ class NDArray:
 
     def __getitem__(self, key):
         """Numpy-style indexing of a dense array (a new array: MXNet's basic indexing)."""
+        if self._ag is not None and STATE.recording:
+            from .indexing import recorded_getitem
+            return recorded_getitem(self, key)
         key = _raw_key(key)
         if isinstance(key, tuple) and len([k for k in key if k is not None and
                                            k is not Ellipsis]) > self.ndim:
@@ -273,6 +343,8 @@ class NDArray:
             raise StorageError(f"reshape is only supported for default storage, got {self.stype}")
         from ..ops.shape_codes import reshape_target
         target = reshape_target(self.shape, tuple(shape), reverse)
+        if self._ag is not None and STATE.recording:
+            return _invoke("Reshape", self, shape=target)
         return wrap(self._raw.reshape(target), self._ctx)
 
     def reshape_like(self, other):
@@ -282,9 +354,13 @@ class NDArray:
         return self.reshape((self.shape[0], -1)) if self.ndim else self.reshape((1, 1))
 
     def expand_dims(self, axis):
+        if self._ag is not None and STATE.recording:
+            return _invoke("expand_dims", self, axis=axis)
         return wrap(np.expand_dims(self._raw, axis), self._ctx)
 
     def squeeze(self, axis=None):
+        if self._ag is not None and STATE.recording:
+            return _invoke("squeeze", self, axis=axis)
         return wrap(np.squeeze(self._raw, axis), self._ctx)
 
     def transpose(self, axes=None):
@@ -407,6 +483,12 @@ class NDArray:
         if fn is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
+
+
+def _invoke(op_name, x, **params):
+    """One output of operator ``op_name`` on ``x`` (the recorded form of a view method)."""
+    from .op import invoke
+    return invoke(op_name, [x], params)[0]
 
 
 def _scatter_into(dense, raw):

@@ -11,6 +11,7 @@ from ..ops import rules
 from ..ops.registry import all_ops, get_op, report_fallback, resolve_dispatch
 from ..ops.signature import front_end_doc, front_end_signature
 from .ndarray import NDArray, wrap
+from .tape import STATE, record
 
 __all__ = ["invoke", "binary", "fluent", "make_function"]
 
@@ -81,21 +82,27 @@ def invoke_op(op, attrs, inputs, out=None):
         want = tuple(o.stype for o in _as_list(out)) if out is not None else out_stypes
         report_fallback(op.name, attrs.to_strings(), in_stypes, want)
         raws = [st.todense(r) for r in raws]
-    if op.needs_is_train:
-        attrs = type(attrs)(attrs, __is_train__=False)
+    node_attrs = attrs
+    if op.needs_is_train:  # training mode comes from autograd (record / train_mode)
+        attrs = type(attrs)(attrs, __is_train__=STATE.training)
     try:
         results = row.kernel(attrs, raws)
     except (rules.Conflict,) as c:
         rules.raise_conflict(c, op.name, op.name, op.input_names(attrs), op.out_names(attrs))
-    results = tuple(results)[:op.n_visible(attrs)]
+    results = tuple(results)
     if mode == "fallback":
         results = tuple(st.cast_raw(r, s) for r, s in zip(results, out_stypes))
+    n_vis = op.n_visible(attrs)
     if outs is not None:
-        for o, r in zip(outs, results):
+        for o, r in zip(outs, results[:n_vis]):
             if r is not o._raw:
                 o._assign(r)
-        return outs
-    return [wrap(r, ctx) for r in results]
+        res = outs
+    else:
+        res = [wrap(r, ctx) for r in results[:n_vis]]
+    if STATE.recording:
+        record(op, node_attrs, inputs, results, res)
+    return res
 
 
 def _as_list(x):

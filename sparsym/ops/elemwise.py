@@ -18,6 +18,7 @@ from .. import storage as st
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
+from .grad_expr import Ex
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 
@@ -116,12 +117,31 @@ def _zero_grad_like_ograd(attrs, xs):
 
 
 # ----------------------------------------------------------------------------- unary
-def unary(name, fn, dfn=None, keeps_zero=True, grad_keeps=False, aliases=(), doc=""):
+def _second_order(bname, d2):
+    """Gradient of ``_backward_<op>(ograd, x) = ograd * f'(x)``: (g * f'(x), g * ograd *
+    f''(x)); ``d2(Ex(x))`` builds f'' from differentiable ops (a number for constants)."""
+    if d2 is None:
+        return None
+
+    def grad(node, og):
+        ograd, x = node.inputs
+        d_ograd = bw(bname, [og[0], x], node, "backward")
+        if isinstance(d2, (int, float)) and d2 == 0:
+            return [d_ograd, None]
+        f2 = d2 if isinstance(d2, (int, float)) else d2(Ex(x))
+        return [d_ograd, (Ex(og[0]) * Ex(ograd) * f2).entry]
+    return grad
+
+
+def unary(name, fn, dfn=None, keeps_zero=True, grad_keeps=False, aliases=(), doc="",
+          d2=None):
     """Register ``name`` (and ``_backward_<name>(ograd, data)`` when dfn is given).
 
     keeps_zero: fn(0) == 0, so R -> R and C -> C rows apply fn to stored values only.
     grad_keeps: the gradient keeps the ograd's storage (MXNet: abs, relu, square, sign).
     dfn(x) is the derivative; dfn == 0 means a zero gradient of the ograd's stype.
+    d2: the second derivative for higher-order gradients: ``f(Ex) -> Ex`` built from
+    differentiable ops, a constant, or None (the backward op is then not differentiable).
     """
     fn = same_dtype(fn)
     rows = [Dispatch((D,), (D,), dense1(fn))]
@@ -136,7 +156,7 @@ def unary(name, fn, dfn=None, keeps_zero=True, grad_keeps=False, aliases=(), doc
                       Dispatch((R, "*"), (R,), _zero_grad_like_ograd),
                       Dispatch((C, "*"), (C,), _zero_grad_like_ograd),
                       Dispatch((D, "*"), (D,), _zero_grad_like_ograd)),
-            doc=f"Zero gradient of {name} (keeps the ograd's storage)."))
+            gradient=no_grad, doc=f"Zero gradient of {name} (keeps the ograd's storage)."))
     elif dfn is not None:
         bname = "_backward_" + name
         if grad_keeps:
@@ -149,6 +169,7 @@ def unary(name, fn, dfn=None, keeps_zero=True, grad_keeps=False, aliases=(), doc
             brows = (Dispatch((D, D), (D,), _dense_grad(dfn)),
                      Dispatch(("*", "*"), (D,), _dense_grad(dfn)))
         register(OpDef(bname, inputs=("ograd", "data"), dispatch=brows,
+                       gradient=_second_order(bname, d2),
                        doc=f"Gradient of {name}: ograd * {name}'(data)."))
     if dfn is not None:
         def grad(node, og, _b="_backward_" + name):
@@ -188,42 +209,78 @@ def _sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-unary("abs", np.abs, np.sign, grad_keeps=True)
+def _exp(x):
+    """exp correctly rounded for float32 (numpy's SIMD float32 exp is 1 ulp off at 1.0,
+    where MXNet's expf is not)."""
+    if x.dtype == np.float32:
+        return np.exp(x, dtype=np.float64).astype(np.float32)
+    return np.exp(x)
+
+
+def _tanh_d2(t):
+    return -2 * t * (1.0 - t * t)
+
+
+def _tan_d2(t):
+    return 2 * t * (t * t + 1.0)
+
+
+def _sigmoid_d2(s):
+    return s * (1.0 - s) * (1.0 - 2 * s)
+
+
+# d2: second derivatives (higher-order gradients), as expressions of differentiable ops
+unary("abs", np.abs, np.sign, grad_keeps=True, d2=0)
 unary("sign", np.sign, 0)
-unary("square", np.square, lambda x: 2 * x, grad_keeps=True)
-unary("relu", lambda x: np.maximum(x, 0), lambda x: (x > 0).astype(x.dtype), grad_keeps=True)
+unary("square", np.square, lambda x: 2 * x, grad_keeps=True, d2=2.0)
+unary("relu", lambda x: np.maximum(x, 0), lambda x: (x > 0).astype(x.dtype), grad_keeps=True,
+      d2=0)
 for _n, _f in (("ceil", np.ceil), ("floor", np.floor), ("round", np.round), ("rint", np.rint),
                ("fix", np.fix), ("trunc", np.trunc)):
     unary(_n, _f, 0)
-unary("sqrt", np.sqrt, lambda x: 0.5 / np.sqrt(x))
-unary("cbrt", np.cbrt, lambda x: 1.0 / (3 * np.cbrt(x) ** 2))
-unary("tanh", np.tanh, lambda x: 1 - np.tanh(x) ** 2)
-unary("sin", np.sin, np.cos)
-unary("sinh", np.sinh, np.cosh)
-unary("tan", np.tan, lambda x: 1 + np.tan(x) ** 2)
-unary("arcsin", np.arcsin, lambda x: 1 / np.sqrt(1 - x * x))
-unary("arcsinh", np.arcsinh, lambda x: 1 / np.sqrt(x * x + 1))
-unary("arctan", np.arctan, lambda x: 1 / (1 + x * x))
-unary("arctanh", np.arctanh, lambda x: 1 / (1 - x * x))
-unary("expm1", np.expm1, np.exp)
-unary("log1p", np.log1p, lambda x: 1 / (1 + x))
-unary("degrees", np.degrees, lambda x: np.full_like(x, 180 / np.pi))
-unary("radians", np.radians, lambda x: np.full_like(x, np.pi / 180))
-unary("sigmoid", _sigmoid, lambda x: _sigmoid(x) * (1 - _sigmoid(x)), keeps_zero=False)
-unary("exp", np.exp, np.exp, keeps_zero=False)
-unary("log", np.log, lambda x: 1 / x, keeps_zero=False)
-unary("log2", np.log2, lambda x: 1 / (x * np.log(2)), keeps_zero=False)
-unary("log10", np.log10, lambda x: 1 / (x * np.log(10)), keeps_zero=False)
-unary("cos", np.cos, lambda x: -np.sin(x), keeps_zero=False)
-unary("cosh", np.cosh, np.sinh, keeps_zero=False)
-unary("arccos", np.arccos, lambda x: -1 / np.sqrt(1 - x * x), keeps_zero=False)
-unary("arccosh", np.arccosh, lambda x: 1 / np.sqrt(x * x - 1), keeps_zero=False)
-unary("rsqrt", lambda x: 1 / np.sqrt(x), lambda x: -0.5 * x ** -1.5, keeps_zero=False)
-unary("rcbrt", lambda x: 1 / np.cbrt(x), lambda x: -1 / (3 * x * np.cbrt(x)), keeps_zero=False)
-unary("reciprocal", lambda x: 1 / x, lambda x: -1 / (x * x), keeps_zero=False)
+unary("sqrt", np.sqrt, lambda x: 0.5 / np.sqrt(x), d2=lambda x: -0.25 * x ** -1.5)
+unary("cbrt", np.cbrt, lambda x: 1.0 / (3 * np.cbrt(x) ** 2),
+      d2=lambda x: (-2.0 / 9.0) * x ** (-5.0 / 3.0))
+unary("tanh", np.tanh, lambda x: 1 - np.tanh(x) ** 2,
+      d2=lambda x: _tanh_d2(x.op("tanh")))
+unary("sin", np.sin, np.cos, d2=lambda x: -x.op("sin"))
+unary("sinh", np.sinh, np.cosh, d2=lambda x: x.op("sinh"))
+unary("tan", np.tan, lambda x: 1 + np.tan(x) ** 2, d2=lambda x: _tan_d2(x.op("tan")))
+unary("arcsin", np.arcsin, lambda x: 1 / np.sqrt(1 - x * x),
+      d2=lambda x: x * (1.0 - x * x) ** -1.5)
+# NOTE: MXNet 1.9.1's second derivatives of arcsinh and arccosh have the wrong sign
+unary("arcsinh", np.arcsinh, lambda x: 1 / np.sqrt(x * x + 1),
+      d2=lambda x: -x * (x * x + 1.0) ** -1.5)
+unary("arctan", np.arctan, lambda x: 1 / (1 + x * x), d2=lambda x: -2 * x * (x * x + 1.0) ** -2)
+unary("arctanh", np.arctanh, lambda x: 1 / (1 - x * x), d2=lambda x: 2 * x * (1.0 - x * x) ** -2)
+unary("expm1", np.expm1, np.exp, d2=lambda x: x.op("exp"))
+unary("log1p", np.log1p, lambda x: 1 / (1 + x), d2=lambda x: -((x + 1.0) ** -2))
+unary("degrees", np.degrees, lambda x: np.full_like(x, 180 / np.pi), d2=0)
+unary("radians", np.radians, lambda x: np.full_like(x, np.pi / 180), d2=0)
+unary("sigmoid", _sigmoid, lambda x: _sigmoid(x) * (1 - _sigmoid(x)), keeps_zero=False,
+      d2=lambda x: _sigmoid_d2(x.op("sigmoid")))
+unary("exp", _exp, _exp, keeps_zero=False, d2=lambda x: x.op("exp"))
+unary("log", np.log, lambda x: 1 / x, keeps_zero=False, d2=lambda x: -(x ** -2))
+unary("log2", np.log2, lambda x: 1 / (x * np.log(2)), keeps_zero=False,
+      d2=lambda x: x ** -2 * (-1 / np.log(2)))
+unary("log10", np.log10, lambda x: 1 / (x * np.log(10)), keeps_zero=False,
+      d2=lambda x: x ** -2 * (-1 / np.log(10)))
+unary("cos", np.cos, lambda x: -np.sin(x), keeps_zero=False, d2=lambda x: -x.op("cos"))
+unary("cosh", np.cosh, np.sinh, keeps_zero=False, d2=lambda x: x.op("cosh"))
+unary("arccos", np.arccos, lambda x: -1 / np.sqrt(1 - x * x), keeps_zero=False,
+      d2=lambda x: -x * (1.0 - x * x) ** -1.5)
+unary("arccosh", np.arccosh, lambda x: 1 / np.sqrt(x * x - 1), keeps_zero=False,
+      d2=lambda x: -x * (x * x - 1.0) ** -1.5)
+unary("rsqrt", lambda x: 1 / np.sqrt(x), lambda x: -0.5 * x ** -1.5, keeps_zero=False,
+      d2=lambda x: 0.75 * x ** -2.5)
+unary("rcbrt", lambda x: 1 / np.cbrt(x), lambda x: -1 / (3 * x * np.cbrt(x)), keeps_zero=False,
+      d2=lambda x: (4.0 / 9.0) * x ** (-7.0 / 3.0))
+unary("reciprocal", lambda x: 1 / x, lambda x: -1 / (x * x), keeps_zero=False,
+      d2=lambda x: 2 * x ** -3)
 unary("softsign", lambda x: x / (1 + np.abs(x)), lambda x: 1 / (1 + np.abs(x)) ** 2,
-      keeps_zero=False)
-unary("erf", _erf, lambda x: 2 / np.sqrt(np.pi) * np.exp(-x * x), keeps_zero=False)
+      keeps_zero=False, d2=lambda x: -2 * x.op("sign") * (x.op("abs") + 1.0) ** -3)
+unary("erf", _erf, lambda x: 2 / np.sqrt(np.pi) * np.exp(-x * x), keeps_zero=False,
+      d2=lambda x: x * (-(x * x)).op("exp") * float(-4 / np.sqrt(np.pi)))
 unary("gamma", _gamma, lambda x: _gamma(x) * _digamma(x), keeps_zero=False)
 unary("gammaln", _lgamma, lambda x: _digamma(x), keeps_zero=False)
 

@@ -151,12 +151,23 @@ def _bwd_type(attrs, ins, outs):
     return ins, outs
 
 
+def _backward_mul_grad(node, og):
+    """Second-order rule of ``_backward_mul(g, a, b) = (g*b, g*a)``."""
+    g, a, b = node.inputs
+    oa, ob = og
+    d_g = bw("elemwise_add", [bw("elemwise_mul", [oa, b], node, "grad_oa_b"),
+                              bw("elemwise_mul", [ob, a], node, "grad_ob_a")], node, "grad_ograd")
+    return [d_g, bw("elemwise_mul", [g, ob], node, "grad_lhs"),
+            bw("elemwise_mul", [g, oa], node, "grad_rhs")]
+
+
 for _k in _PARTIALS:
     register(OpDef(f"_backward_{_k}", inputs=("ograd", "lhs", "rhs"), num_outputs=2,
                    output_names=("lhs_grad", "rhs_grad"),
                    dispatch=(Dispatch((D, D, D), (D, D), _backward_binary(_k)),
                              Dispatch(("*", "*", "*"), (D, D), _backward_binary(_k))),
                    infer_shape=_bwd_shape, infer_type=_bwd_type,
+                   gradient=_backward_mul_grad if _k == "mul" else None,
                    doc=f"Dense gradients of the elementwise {_k} (MXNet gives dense ones)."))
 
 

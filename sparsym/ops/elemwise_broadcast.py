@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import storage as st
-from ..base import StorageError
+from ..base import MXNetError, StorageError
 from ..kernels import csr as kcsr
 from . import rules
-from .elemwise import bw_node, dense2, no_grad, same_dtype
+from .elemwise import bw, bw_node, dense2, no_grad, same_dtype
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 
@@ -78,12 +78,35 @@ def _bwd_type(attrs, ins, outs):
     return ins, outs
 
 
+def _bwd_grad(node, og):
+    """Second-order rule of ``_backward_broadcast_binary`` (add, sub, mul): the outputs are
+    reduce(g), reduce(+-g) and reduce(g*b), reduce(g*a); ``og`` has the operands' shapes."""
+    g, a, b = node.inputs
+    fn = node.params.fn
+    oa, ob = og
+    if fn in ("add", "sub"):
+        op = "broadcast_add" if fn == "add" else "broadcast_sub"
+        return [bw(op, [oa, ob], node, "grad_ograd"), None, None]
+    if fn != "mul":
+        raise MXNetError(f"the gradient of broadcast_{fn}'s backward (a higher-order "
+                         "gradient) is not implemented")
+    d_g = bw("broadcast_add", [bw("broadcast_mul", [oa, b], node, "grad_oa_b"),
+                               bw("broadcast_mul", [ob, a], node, "grad_ob_a")],
+             node, "grad_ograd")
+    # reduce(g * ob) to a's shape and reduce(g * oa) to b's: the "add" backward reduces
+    ra = bw_node("_backward_broadcast_binary", [bw("broadcast_mul", [g, ob], node, "grad_g_ob"),
+                                                a, b], node, "grad_lhs", fn="add")
+    rb = bw_node("_backward_broadcast_binary", [bw("broadcast_mul", [g, oa], node, "grad_g_oa"),
+                                                a, b], node, "grad_rhs", fn="add")
+    return [d_g, (ra, 0), (rb, 1)]
+
+
 register(OpDef("_backward_broadcast_binary", inputs=("ograd", "lhs", "rhs"), num_outputs=2,
                output_names=("lhs_grad", "rhs_grad"),
                params=Params(fn=Field("str", choices=tuple(_BPARTIALS))),
                dispatch=(Dispatch((D, D, D), (D, D), _bwd),
                          Dispatch(("*", "*", "*"), (D, D), _bwd)),
-               infer_shape=_bwd_shape, infer_type=_bwd_type,
+               infer_shape=_bwd_shape, infer_type=_bwd_type, gradient=_bwd_grad,
                doc="Gradients of a broadcast binary op, reduced to each operand's shape."))
 
 

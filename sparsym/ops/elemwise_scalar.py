@@ -76,9 +76,29 @@ def _bscalar(a, xs):
         return ((og * _DERIV[a.fn](x, a.scalar)).astype(og.dtype, copy=False),)
 
 
+def _bscalar_grad(node, og):
+    """Second-order rule: d/dograd is the same op on g; d/dx is g * ograd * f''(x), written
+    as this op again (pow: s(s-1)x^(s-2); rdiv: 2s/x^3; rpow: ln(s)^2 s^x)."""
+    ograd, x = node.inputs
+    fn, s = node.params.fn, node.params.scalar
+    d_og = bw("_backward_scalar", [og[0], x], node, "grad_ograd", fn=fn, scalar=s)
+    if fn in ("max", "min", "rmod"):
+        return [d_og, None]
+    gg = bw("elemwise_mul", [og[0], ograd], node, "grad_g_ograd")
+    if fn == "pow":
+        scale, fn2, s2 = s, "pow", s - 1
+    elif fn == "rdiv":
+        scale, fn2, s2 = -s, "pow", -2.0
+    else:
+        scale, fn2, s2 = float(np.log(s)), "rpow", s
+    gg = bw("_mul_scalar", [gg], node, "grad_scale", scalar=scale)
+    return [d_og, bw("_backward_scalar", [gg, x], node, "grad_data", fn=fn2, scalar=s2)]
+
+
 register(OpDef("_backward_scalar", inputs=("ograd", "data"),
                params=Params(fn=Field("str", choices=tuple(_DERIV)), scalar=Field("float", 1.0)),
                dispatch=(Dispatch((D, D), (D,), _bscalar), Dispatch(("*", "*"), (D,), _bscalar)),
+               gradient=_bscalar_grad,
                doc="ograd * d/dx f(x, scalar) for the scalar ops with a dense gradient."))
 
 

@@ -1,0 +1,111 @@
+"""The imperative tape: autograd's per-thread state and the graph nodes recorded calls become.
+
+Under ``autograd.record()`` every operator call that reads an array already on the tape
+(a marked variable or the output of a recorded call) becomes a :class:`TapeNode` of the same
+op, holding the raw values of its outputs; its inputs are graph entries, so a tape is an
+ordinary graph the gradient pass and the executor work on. Calls that read nothing on the
+tape are not recorded (MXNet's rule).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+
+from ..ops.params import Attrs
+from ..symbol.graph import Node
+
+__all__ = ["STATE", "TapeNode", "variable", "record", "mark"]
+
+
+class _State(threading.local):
+    """Per-thread recording and training flags (MXNet keeps them thread-local too)."""
+
+    recording = False
+    training = False
+
+
+STATE = _State()
+_var_ids = itertools.count()
+_EMPTY = Attrs()
+
+
+class TapeNode(Node):
+    """A recorded call (``op`` set) or a tape variable (``op is None``).
+
+    ``values``: raw outputs (None once a backward pass without retain_graph freed them);
+    variables also carry the gradient buffer, its grad_req and MXNet's fresh-grad flag.
+    """
+
+    __slots__ = ("values", "grad", "grad_req", "fresh")
+
+
+_GIVEN: dict = {}
+
+
+def _given(attrs):
+    """MXNet's string form of the parameters, memoised per (hashable) Attrs."""
+    try:
+        g = _GIVEN.get(attrs)
+    except TypeError:
+        return attrs.to_strings()
+    if g is None:
+        g = attrs.to_strings()
+        if len(_GIVEN) < 4096:
+            _GIVEN[attrs] = g
+    return g
+
+
+def variable(raw, grad=None, grad_req="null"):
+    """A tape variable holding ``raw`` (a marked array, or a constant read by a call)."""
+    n = TapeNode.__new__(TapeNode)
+    n.op = None
+    n.name = f"var{next(_var_ids)}"
+    n.params = _EMPTY
+    n.attr = {}
+    n.inputs = []
+    n.given = {}
+    n.nout = 1
+    n.values = [raw]
+    n.grad = grad
+    n.grad_req = grad_req
+    n.fresh = False
+    return n
+
+
+def mark(array, grad, grad_req):
+    """Make ``array`` a variable whose gradient goes to ``grad`` (mark_variables)."""
+    node = variable(array._raw, grad, grad_req)
+    array._ag = (node, 0)
+    return node
+
+
+def record(op, attrs, inputs, values, outputs):
+    """Append one call to the tape if any input is on it; ``values`` are all raw outputs
+    (hidden ones included), ``outputs`` the NDArrays handed to the caller."""
+    on_tape = False
+    for x in inputs:
+        if x._ag is not None:
+            on_tape = True
+            break
+    if not on_tape:
+        return
+    entries = []
+    for x in inputs:
+        e = x._ag
+        if e is None:
+            e = x._ag = (variable(x._raw), 0)
+        elif e[0].op is None:
+            e[0].values[0] = x._raw  # a variable is read at its value when the call ran
+        entries.append(e)
+    n = TapeNode.__new__(TapeNode)
+    n.op = op
+    n.name = op.name
+    n.params = attrs
+    n.attr = {}
+    n.inputs = entries
+    n.given = _given(attrs)
+    n.nout = len(values)
+    n.values = values
+    n.grad = None
+    for i, o in enumerate(outputs):
+        o._ag = (n, i)

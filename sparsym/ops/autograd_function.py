@@ -1,0 +1,82 @@
+"""Graph nodes for ``autograd.Function``: user Python code as the backward of a recorded call.
+
+The forward ran imperatively (the tape holds its outputs); the node only records the call
+so that the gradient pass can place ``_backward_CustomFunction``, whose kernel hands the
+head gradients to the Function's ``backward``. ``function`` is the Function object; it
+must offer ``_backward_raw(ograds) -> raw gradients`` (one per forward input).
+"""
+from __future__ import annotations
+
+from ..base import MXNetError
+from . import rules
+from .params import Field, Params
+from .registry import Dispatch, OpDef, register
+
+_P = Params(num_inputs=Field("int", doc="number of forward inputs"),
+            num_outputs=Field("int", doc="number of forward outputs"),
+            function=Field("any", None, doc="the autograd.Function object"),
+            out_shapes=Field("any", (), doc="shapes of the forward outputs"),
+            out_dtypes=Field("any", (), doc="dtypes of the forward outputs"))
+
+
+def _inputs(attrs):
+    return tuple(f"data{i}" for i in range(attrs.num_inputs))
+
+
+def _fwd_shape(attrs, ins, outs):
+    for i, s in enumerate(attrs.out_shapes):
+        rules.set_shape(outs, i, s, "output")
+    return ins, outs
+
+
+def _fwd_type(attrs, ins, outs):
+    import numpy as np
+    for i, t in enumerate(attrs.out_dtypes):
+        rules.set_type(outs, i, np.dtype(t), "output")
+    return ins, outs
+
+
+def _fwd_kernel(attrs, xs):
+    raise MXNetError("autograd.Function runs imperatively only: its forward cannot be "
+                     "executed from a graph (get_symbol / bind)")
+
+
+def _grad(node, og):
+    from .elemwise import bw_node
+    n_in = node.params.num_inputs
+    b = bw_node("_backward_CustomFunction", list(og) + list(node.inputs), node, "backward",
+                num_inputs=n_in, num_outputs=node.params.num_outputs,
+                function=node.params.function)
+    return [(b, i) for i in range(n_in)]
+
+
+def _bwd_inputs(attrs):
+    return tuple(f"ograd{i}" for i in range(attrs.num_outputs)) + _inputs(attrs)
+
+
+def _bwd_shape(attrs, ins, outs):
+    return rules.grads_like_inputs(attrs.num_outputs)(attrs, ins, outs)
+
+
+def _bwd_type(attrs, ins, outs):
+    return rules.grads_like_inputs_type(attrs.num_outputs)(attrs, ins, outs)
+
+
+def _bwd_kernel(attrs, xs):
+    return tuple(attrs.function._backward_raw(list(xs[:attrs.num_outputs])))
+
+
+CUSTOM_FUNCTION = register(OpDef(
+    "_CustomFunction", params=_P, inputs=_inputs, num_outputs=lambda a: a.num_outputs,
+    output_names=lambda a: tuple(f"output{i}" for i in range(a.num_outputs)),
+    dispatch=(Dispatch(("...",), ("default",), _fwd_kernel),),
+    infer_shape=_fwd_shape, infer_type=_fwd_type, gradient=_grad,
+    doc="A recorded autograd.Function call (imperative only)."))
+
+register(OpDef(
+    "_backward_CustomFunction", params=_P, inputs=_bwd_inputs,
+    num_outputs=lambda a: a.num_inputs,
+    output_names=lambda a: tuple(f"output{i}" for i in range(a.num_inputs)),
+    dispatch=(Dispatch(("...",), ("default",), _bwd_kernel),),
+    infer_shape=_bwd_shape, infer_type=_bwd_type,
+    doc="Gradient of a recorded autograd.Function: calls its backward."))
