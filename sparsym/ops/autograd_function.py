@@ -69,7 +69,7 @@ def _bwd_kernel(attrs, xs):
 CUSTOM_FUNCTION = register(OpDef(
     "_CustomFunction", params=_P, inputs=_inputs, num_outputs=lambda a: a.num_outputs,
     output_names=lambda a: tuple(f"output{i}" for i in range(a.num_outputs)),
-    dispatch=(Dispatch(("...",), ("default",), _fwd_kernel),),
+    dispatch=(Dispatch(("default", "..."), ("default",), _fwd_kernel),),
     infer_shape=_fwd_shape, infer_type=_fwd_type, gradient=_grad,
     doc="A recorded autograd.Function call (imperative only)."))
 
@@ -77,6 +77,6 @@ register(OpDef(
     "_backward_CustomFunction", params=_P, inputs=_bwd_inputs,
     num_outputs=lambda a: a.num_inputs,
     output_names=lambda a: tuple(f"output{i}" for i in range(a.num_inputs)),
-    dispatch=(Dispatch(("...",), ("default",), _bwd_kernel),),
+    dispatch=(Dispatch(("default", "..."), ("default",), _bwd_kernel),),
     infer_shape=_bwd_shape, infer_type=_bwd_type,
     doc="Gradient of a recorded autograd.Function: calls its backward."))
