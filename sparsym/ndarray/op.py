@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numbers
+from collections import OrderedDict
 
 import numpy as np
 
@@ -44,8 +45,9 @@ def invoke(name, inputs, kwargs, out=None):
 
 # (op name, attrs, per input (raw type, shape, dtype)) -> (in_stypes, dispatch) for calls
 # whose shape and type checks passed: both checks and the dispatch choice depend on nothing
-# else, and together they cost more than a small sparse kernel (~20 us).
-_PLANS: dict = {}
+# else, and together they cost more than a small sparse kernel (~20 us). Least recently
+# used entries are evicted, so a program that cycles through many shapes keeps its hot ones.
+_PLANS: OrderedDict = OrderedDict()
 _PLANS_MAX = 4096
 
 
@@ -60,13 +62,22 @@ def _plan(op, attrs, raws):
     except TypeError:  # an unhashable attribute value: no memo
         key = hit = None
     if hit is not None:
+        try:
+            _PLANS.move_to_end(key)
+        except KeyError:  # evicted by another thread meanwhile
+            pass
         return hit
     _check_shapes(op, attrs, raws)
     _check_types(op, attrs, raws)
     in_stypes = tuple(st.stype_of(r) for r in raws)
     plan = (in_stypes, resolve_dispatch(op, attrs, in_stypes))
-    if key is not None and len(_PLANS) < _PLANS_MAX:
+    if key is not None:
         _PLANS[key] = plan
+        while len(_PLANS) > _PLANS_MAX:
+            try:
+                _PLANS.popitem(last=False)
+            except KeyError:
+                break
     return plan
 
 

@@ -33,12 +33,12 @@ from __future__ import annotations
 import io
 import os
 import struct
-import tempfile
 
 import numpy as np
 
 from ..base import DTypeError, FormatError, ShapeError, StorageError
 from ..storage import CSR, IDX, RSP, check_csr, check_rsp
+from ..utils import atomic_write
 
 __all__ = ["save_raw", "load_raw", "dumps_raw", "LIST_MAGIC", "V1_MAGIC", "V2_MAGIC", "V3_MAGIC",
            "TYPE_FLAGS", "FLAG_DTYPES"]
@@ -179,17 +179,12 @@ def dumps_raw(data, np_shape=None) -> bytes:
     return out.getvalue()
 
 
-def _umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def save_raw(fname_or_fileobj, data, np_shape=None) -> None:
     """Save ``data`` (list, tuple or dict str -> raw value) in MXNet 1.9.1's NDArray format.
 
     A path is written through a temporary file in the same directory and ``os.replace``, so an
-    interrupted save leaves any previous file intact. A binary file object is written in place.
+    interrupted save leaves any previous file intact (and its temp file goes at the next save
+    of the same target). A binary file object is written in place.
 
     ``np_shape`` picks the array version of dense arrays, as MXNet's shape semantics do:
     ``False`` writes version 2 (MXNet's default; 0-d arrays raise ShapeError), ``True`` writes
@@ -202,29 +197,8 @@ def save_raw(fname_or_fileobj, data, np_shape=None) -> None:
         _write_all(fname_or_fileobj.write, data, np_shape)
         return
     fname = os.fspath(fname_or_fileobj)
-    if isinstance(fname, bytes):
-        fname = os.fsdecode(fname)
     _normalize(data)   # fail on bad input before creating a temp file
-    dirname = os.path.dirname(os.path.abspath(fname))
-    fd, tmp = tempfile.mkstemp(dir=dirname, prefix="." + os.path.basename(fname) + ".",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            _write_all(f.write, data, np_shape)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            mode = os.stat(fname).st_mode & 0o7777
-        except OSError:
-            mode = 0o666 & ~_umask()
-        os.chmod(tmp, mode)
-        os.replace(tmp, fname)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(fname, writer=lambda f: _write_all(f.write, data, np_shape))
 
 
 # ============================================================================ loading

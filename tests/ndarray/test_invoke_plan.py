@@ -45,6 +45,22 @@ def test_plan_memo_is_bounded(monkeypatch):
     assert len(ndop._PLANS) == 2
 
 
+def test_plan_memo_evicts_the_least_recently_used(monkeypatch):
+    """Past the bound, new shapes are still memoised; the entry used least recently goes."""
+    monkeypatch.setattr(ndop, "_PLANS_MAX", 3)
+    ndop._PLANS.clear()
+    arrs = {n: nd.array(np.ones(n, np.float32)) for n in range(1, 6)}
+
+    def shapes():
+        return [k[3] for k in ndop._PLANS]
+    nd.relu(arrs[1]), nd.relu(arrs[2]), nd.relu(arrs[3])
+    nd.relu(arrs[1])                      # a hit makes shape (1,) the most recent
+    nd.relu(arrs[4])                      # evicts (2,), the least recently used
+    assert shapes() == [(3,), (1,), (4,)]
+    nd.relu(arrs[5])
+    assert shapes() == [(1,), (4,), (5,)]
+
+
 def test_fallback_plans_follow_the_current_policy(monkeypatch):
     """A fallback is not memoised: switching the policy to 'raise' after a first (logged)
     fallback makes the next identical call raise."""
