@@ -79,10 +79,12 @@ def decode_snapshot(blob: bytes):
     return header, arrays, bytes(blob[off + nh + nb:])
 
 
-def _dead_message(kind, culprits):
+def _dead_message(kind, culprits, mode="sync"):
     parts = [f"worker {r} ({why})" for r, why in sorted(culprits.items())]
+    need = ("a barrier needs every worker, in dist_async too" if mode == "async"
+            else "dist_sync needs every worker")
     return (f"{kind}: {', '.join(parts)} will never arrive; a worker died or left, so this "
-            "sync step cannot complete (dist_sync needs every worker)")
+            f"step cannot complete ({need})")
 
 
 # ----------------------------------------------------------------------------- scheduler
@@ -174,7 +176,7 @@ class SchedulerImpl:
             dead = await self.dead_workers()
             culprits = {r: dead[r] for r in missing if r in dead}
             if culprits:
-                raise MXNetError(_dead_message(f"kvstore barrier {gen}", culprits))
+                raise MXNetError(_dead_message(f"kvstore barrier {gen}", culprits, self.mode))
             if limit > 0 and time.monotonic() - start > limit:
                 raise MXNetError(f"kvstore barrier {gen}: timed out after {limit:g}s "
                                  f"(sync_timeout) waiting for workers {sorted(missing)}")

@@ -205,6 +205,104 @@ def _check_csr_full(data, indices, indptr, shape, where, full=True):
                                f"got {indices[indptr[row]:indptr[row + 1]].tolist()[:10]}")
 
 
+_RAW_SLOT = NDArray.__dict__["_raw"]   # the slot under the property below
+
+
+class _UncheckedMixin:
+    """A sparse array built from parts that fail the format check (MXNet builds these and
+    reports them only in ``check_format``). Its parts are kept as given for
+    ``check_format``, ``data``, ``indices`` (and ``indptr``); any computation raises the
+    StorageError that names the defect, instead of running a kernel on invalid storage."""
+
+    __slots__ = ()
+
+    @property
+    def _raw(self):
+        raise StorageError(f"{self._why}; this {_RAW_SLOT.__get__(self).stype} array was "
+                           "built from invalid parts (check_format() reports them): rebuild it "
+                           "from valid parts")
+
+    @property
+    def shape(self):
+        return tuple(_RAW_SLOT.__get__(self).shape)
+
+    @property
+    def dtype(self):
+        return _RAW_SLOT.__get__(self).data.dtype.type
+
+    @property
+    def stype(self):
+        return _RAW_SLOT.__get__(self).stype
+
+    def check_format(self, full_check=True):
+        raise StorageError(f"check_format: {self._why}")
+
+    @property
+    def data(self):
+        return wrap(_RAW_SLOT.__get__(self).data.copy(), self._ctx)
+
+    @property
+    def indices(self):
+        return wrap(_RAW_SLOT.__get__(self).indices.copy(), self._ctx)
+
+    def __repr__(self):
+        shape = "x".join(str(s) for s in self.shape)
+        return f"\n<{type(self).__mro__[2].__name__} {shape} @{self._ctx} (invalid parts)>"
+
+
+class _UncheckedCSRNDArray(_UncheckedMixin, CSRNDArray):
+    __slots__ = ("_why",)
+
+    @property
+    def indptr(self):
+        return wrap(_RAW_SLOT.__get__(self).indptr.copy(), self._ctx)
+
+
+class _UncheckedRowSparseNDArray(_UncheckedMixin, RowSparseNDArray):
+    __slots__ = ("_why",)
+
+
+class _ResortedCSRNDArray(CSRNDArray):
+    """Built from unsorted or duplicate column indices: computes on the sorted, summed form
+    (as scipy does) while ``check_format`` reports the parts as MXNet does."""
+
+    __slots__ = ("_why",)
+
+    def check_format(self, full_check=True):
+        raise StorageError(f"check_format: {self._why}")
+
+
+class _ResortedRowSparseNDArray(RowSparseNDArray):
+    """Built from unsorted or duplicate row indices: see _ResortedCSRNDArray."""
+
+    __slots__ = ("_why",)
+
+    def check_format(self, full_check=True):
+        raise StorageError(f"check_format: {self._why}")
+
+
+def _resorted(raw, why, ctx):
+    """A canonical array whose ``check_format`` reports the given parts' defect ``why``."""
+    cls = _ResortedCSRNDArray if isinstance(raw, st.CSR) else _ResortedRowSparseNDArray
+    out = object.__new__(cls)
+    out._raw = raw
+    out._ctx = ctx
+    out.writable = True
+    out._why = why
+    return out
+
+
+def _unchecked(raw, why, ctx):
+    """An array holding ``raw`` as given, which fails the format check with ``why``."""
+    cls = _UncheckedCSRNDArray if isinstance(raw, st.CSR) else _UncheckedRowSparseNDArray
+    out = object.__new__(cls)
+    _RAW_SLOT.__set__(out, raw)
+    out._ctx = ctx
+    out.writable = False
+    out._why = why
+    return out
+
+
 # ---------------------------------------------------------------------- constructors
 def _is_scipy_sparse(x) -> bool:
     try:
@@ -256,7 +354,8 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
     arg1 : tuple, scipy sparse matrix, CSRNDArray, NDArray or array-like
         ``(data, indices, indptr)``; ``(data, (row, col))`` (COO, duplicates summed);
         ``(M, N)`` for an all-zero matrix; a scipy matrix; or a dense 2-D source.
-        Unsorted or duplicate column indices within a row are sorted and summed.
+        Unsorted or duplicate column indices within a row are sorted and summed for
+        computation, and ``check_format()`` reports them (as MXNet's does).
     shape : tuple of int, optional
         Inferred from ``indptr`` and the largest column index when omitted.
     ctx : Context, optional
@@ -270,7 +369,9 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
     Raises
     ------
     StorageError
-        Column indices out of range, a non-monotone ``indptr`` or mismatched lengths.
+        Mismatched lengths. Parts with column indices out of range or a non-monotone
+        ``indptr`` build an array (as MXNet's) whose ``check_format()`` names the defect
+        and whose every use raises StorageError.
     """
     ctx = _ctx_of(ctx)
     where = "csr_matrix"
@@ -286,8 +387,17 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
             ncol = int(indices.max()) + 1 if len(indices) else 0
             shape = (len(indptr) - 1, ncol)
         shape = _shape(shape)
-        st.check_csr(data, indices, indptr, shape, where)
-        return wrap(_canonical_csr(data, indices, indptr, shape), ctx)
+        try:
+            _check_csr_full(data, indices, indptr, shape, where)
+        except StorageError as err:
+            if len(data) != len(indices) or len(indptr) != shape[0] + 1:
+                raise   # the lengths disagree: not even MXNet builds this
+            try:
+                st.check_csr(data, indices, indptr, shape, where)
+            except StorageError:   # out of range or a non-monotone indptr
+                return _unchecked(st.CSR(data, indices, indptr, shape), str(err), ctx)
+            return _resorted(_canonical_csr(data, indices, indptr, shape), str(err), ctx)
+        return wrap(st.CSR(data, indices, indptr, shape), ctx)
     if isinstance(arg1, tuple) and len(arg1) == 2:
         import scipy.sparse as sp
         data, (row, col) = arg1
@@ -354,7 +464,7 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
     ----------
     arg1 : tuple, RowSparseNDArray, NDArray or array-like
         ``(data, indices)`` (unsorted or duplicate indices are sorted, duplicate rows
-        summed); ``(D0, D1, ...)`` for an all-zero array; or a dense source.
+        summed for computation; ``check_format()`` reports them, as MXNet's does); ``(D0, D1, ...)`` for an all-zero array; or a dense source.
     shape : tuple of int, optional
     ctx : Context, optional
     dtype : str or numpy.dtype, optional
@@ -366,7 +476,8 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
     Raises
     ------
     StorageError
-        Row indices out of range or a data/indices length mismatch.
+        A data/indices length mismatch. Row indices out of range build an array (as
+        MXNet's) whose ``check_format()`` names the defect and whose every use raises.
     """
     ctx = _ctx_of(ctx)
     where = "row_sparse_array"
@@ -388,14 +499,14 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
         if tuple(data.shape[1:]) != tuple(shape[1:]):
             raise ShapeError(f"{where}: data row shape {tuple(data.shape[1:])} does not match "
                              f"the array shape {shape}")
-        if len(indices) and (indices.min() < 0 or indices.max() >= shape[0]):
-            raise StorageError(f"{where}: row indices must be in [0, {shape[0]}), got range "
-                               f"[{int(indices.min())}, {int(indices.max())}]")
-        if len(indices) > 1 and np.any(np.diff(indices) <= 0):
+        raw = st.RSP(data, indices, shape)
+        try:
+            st.check_rsp(data, indices, shape, where)
+        except StorageError as err:
+            if len(indices) and (indices.min() < 0 or indices.max() >= shape[0]):
+                return _unchecked(raw, str(err), ctx)
             from ..kernels import rsp as krsp
-            raw = krsp.canonicalize_rsp(data, indices, shape)
-        else:
-            raw = st.RSP(data, indices, shape)
+            return _resorted(krsp.canonicalize_rsp(data, indices, shape), str(err), ctx)
         return wrap(raw, ctx)
     if isinstance(arg1, RowSparseNDArray):
         out = arg1.copy() if dtype is None else arg1.astype(dtype)

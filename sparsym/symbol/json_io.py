@@ -58,6 +58,9 @@ def load_json(json_str):
         heads = d["heads"]
     except (ValueError, KeyError, TypeError) as err:
         raise FormatError(f"load_json: not an MXNet symbol JSON document ({err})") from None
+    except RecursionError:   # json's decoder recurses per bracket
+        raise FormatError("load_json: not an MXNet symbol JSON document (nested too deeply "
+                          "to be a symbol graph)") from None
     built = []
     for k, rn in enumerate(raw_nodes):
         if not isinstance(rn, dict) or "op" not in rn or "name" not in rn:

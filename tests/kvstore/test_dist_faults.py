@@ -118,3 +118,23 @@ def test_dead_worker_fails_the_others_within_the_timeout(jobs, run):
     group.mark_dead(1, "its process was killed by signal 9")   # what the launcher reports
     with pytest.raises(MXNetError, match=r"worker 1 \(its process was killed by signal 9\)"):
         kvs[0]._barrier()
+
+
+def test_dead_worker_in_dist_async_names_the_barrier_not_dist_sync(jobs, run):
+    """In dist_async only barriers wait for every worker; the error says so."""
+    group, kvs = jobs.make(2, 1, kv_type="dist_async", worker_timeout=3.0)
+
+    def work(kv):
+        kv.init(0, mx.nd.zeros((3,)))
+        kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.1))   # async needs an updater
+        if kv.rank == 1:
+            kv._stop_heartbeat()
+            return None
+        kv.push(0, mx.nd.ones((3,)))          # async: no wait for worker 1
+        kv.pull(0, out=mx.nd.zeros((3,)))
+        with pytest.raises(MXNetError, match=r"kvstore barrier .*worker 1") as info:
+            kv._barrier()
+        return str(info.value)
+
+    msg, _ = run(work, kvs, timeout=60)
+    assert "dist_sync" not in msg and "in dist_async too" in msg

@@ -11,6 +11,19 @@ nd = mx.nd
 @pytest.mark.parametrize("parts,shape,match", [
     (([1.0, 2.0], [0, 7], [0, 1, 2]), (2, 3), r"column indices must be in \[0, 3\).*7"),
     (([1.0, 2.0], [0, 1], [0, 2, 1]), (2, 3), "non-decreasing|start at 0 and end"),
+])
+def test_csr_parts_out_of_range_fail_check_format_and_every_use(parts, shape, match):
+    """MXNet builds these and reports them in check_format; any use raises here."""
+    a = nd.sparse.csr_matrix(parts, shape=shape)
+    assert a.shape == shape and a.stype == "csr"
+    with pytest.raises(StorageError, match=match):
+        a.check_format()
+    for use in (a.asnumpy, lambda: a * 2, lambda: nd.sparse.dot(a, nd.ones((3, 1)))):
+        with pytest.raises(StorageError, match="built from invalid parts"):
+            use()
+
+
+@pytest.mark.parametrize("parts,shape,match", [
     (([1.0, 2.0], [0, 1], [0, 2]), (2, 3), r"indptr must have length rows\+1 = 3, got 2"),
     (([1.0, 2.0], [0], [0, 1, 2]), (2, 3), "same length, got 1 and 2"),
     (([1.0], [0.5], [0, 1, 1]), (2, 3), "must be integers"),
@@ -22,8 +35,11 @@ def test_bad_csr_parts(parts, shape, match):
 
 
 def test_bad_row_sparse_parts():
+    a = nd.sparse.row_sparse_array(([[1.0, 2.0]], [3]), shape=(3, 2))
     with pytest.raises(StorageError, match=r"row indices must be in \[0, 3\)"):
-        nd.sparse.row_sparse_array(([[1.0, 2.0]], [3]), shape=(3, 2))
+        a.check_format()
+    with pytest.raises(StorageError, match=r"\[0, 3\).*built from invalid parts"):
+        a + 1
     with pytest.raises(StorageError, match="data has 2 rows but indices has 1"):
         nd.sparse.row_sparse_array(([[1.0, 2.0], [3.0, 4.0]], [0]), shape=(3, 2))
     with pytest.raises(ShapeError, match="row shape"):

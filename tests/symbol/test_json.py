@@ -202,3 +202,11 @@ def test_mxnet_json_loads_here(tmp_path):
     assert sym.attr_dict() == theirs["attr"]
     assert sym.infer_shape(data=(2, 10), x=(2, 4))[1] == [tuple(s) for s in theirs["shape"]]
     assert sym.infer_storage_type()[0][:2] == ["csr", "row_sparse"]
+
+
+def test_deeply_nested_json_is_a_format_error():
+    from sparsym.base import FormatError
+    for doc in ("[" * 200_000 + "]" * 200_000,
+                '{"nodes": ' + "[" * 200_000 + "]" * 200_000 + ', "heads": []}'):
+        with pytest.raises(FormatError, match="nested too deeply"):
+            mx.sym.load_json(doc)
