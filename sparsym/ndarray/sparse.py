@@ -464,7 +464,8 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
     ----------
     arg1 : tuple, RowSparseNDArray, NDArray or array-like
         ``(data, indices)`` (unsorted or duplicate indices are sorted, duplicate rows
-        summed for computation; ``check_format()`` reports them, as MXNet's does); ``(D0, D1, ...)`` for an all-zero array; or a dense source.
+        summed for computation; ``check_format()`` reports them, as MXNet's does);
+        ``(D0, D1, ...)`` for an all-zero array; or a dense source.
     shape : tuple of int, optional
     ctx : Context, optional
     dtype : str or numpy.dtype, optional
