@@ -10,9 +10,11 @@ and server actors, then runs ``cmd`` once per worker with ``DMLC_ROLE=worker``,
 ``DMLC_NUM_WORKER``, ``DMLC_NUM_SERVER``, ``DMLC_TASK_ID`` (the rank),
 ``SPARSYM_RAY_ADDRESS`` and ``SPARSYM_KVSTORE_NAMESPACE`` set. Worker output is streamed
 with a ``[rank]`` prefix. A worker that exits with an error is reported to the scheduler at
-once, so the other workers of a dist_sync job fail instead of waiting for it. The exit code
-is 0 when every worker succeeded, else the first failing worker's code (1 if it was
-killed by a signal).
+once, so the other workers of a dist_sync job fail instead of waiting for it. Once a worker
+has failed, the workers still running get ``worker_timeout`` plus a few seconds to end on
+their own (a hung or stopped one never does); then they are terminated, so the job always
+ends in bounded time. The exit code is 0 when every worker succeeded, else the first
+failing worker's code (1 if it was killed by a signal).
 """
 from __future__ import annotations
 
@@ -47,6 +49,22 @@ def _pump(stream, prefix, out, lock):
             out.write(f"{prefix} {text}" if text.endswith("\n") else f"{prefix} {text}\n")
             out.flush()
     stream.close()
+
+
+_GRACE_EXTRA = 5.0   # seconds beyond worker_timeout before the rest of a failed job is stopped
+
+
+def _stop(p, wait=3.0):
+    """End a worker process, also one that is stopped (SIGSTOP) or ignores SIGTERM."""
+    if p.poll() is not None:
+        return
+    try:
+        os.kill(p.pid, signal.SIGCONT)   # a stopped process only acts on signals when resumed
+        p.terminate()
+        p.wait(timeout=wait)
+    except (subprocess.TimeoutExpired, ProcessLookupError):
+        p.kill()
+        p.wait()
 
 
 def launch(command, num_workers, num_servers=None, address=None, env=None,
@@ -93,7 +111,17 @@ def launch(command, num_workers, num_servers=None, address=None, env=None,
             raise
         codes = [None] * num_workers
         first_bad = None
+        deadline, grace = None, 0.0
         while any(c is None for c in codes):
+            if deadline is not None and time.monotonic() > deadline:
+                left = [r for r, c in enumerate(codes) if c is None]
+                with lock:
+                    out.write(f"sparsym-launch: worker {first_bad} failed; stopping workers "
+                              f"{left}, still running {grace:g}s later\n")
+                    out.flush()
+                for r in left:
+                    _stop(procs[r])
+                deadline = None
             for rank, p in enumerate(procs):
                 if codes[rank] is None and p.poll() is not None:
                     codes[rank] = p.returncode
@@ -103,6 +131,9 @@ def launch(command, num_workers, num_servers=None, address=None, env=None,
                                f"{p.returncode}")
                         if first_bad is None:
                             first_bad = rank
+                            grace = (cfg.worker_timeout if cfg.worker_timeout > 0 else 0.0) \
+                                + _GRACE_EXTRA
+                            deadline = time.monotonic() + grace
                         try:
                             group.mark_dead(rank, why)
                         except Exception:   # the job is going down anyway

@@ -79,6 +79,37 @@ def test_launch_killed_worker_fails_the_job(ray_address, tmp_path):
     assert "sparsym-launch: worker 1 failed (signal 9)" in out
 
 
+HUNG = textwrap.dedent("""
+    import os, signal
+    import sparsym as mx
+    kv = mx.kv.create("dist_sync")
+    kv.init(0, mx.nd.zeros((3,)))
+    out = mx.nd.zeros((3,))
+    for step in range(1000):
+        if kv.rank == 1 and step == 2:
+            os.kill(os.getpid(), signal.SIGSTOP)    # hangs: no heartbeat, never exits
+        kv.push(0, mx.nd.ones((3,)))
+        kv.pull(0, out=out)
+""")
+
+
+def test_launch_hung_worker_ends_the_job_in_bounded_time(ray_address, tmp_path):
+    """Worker 1 stops itself: worker 0 fails after worker_timeout, and the launcher then
+    stops worker 1 and exits non-zero instead of waiting forever."""
+    import time
+    script = tmp_path / "worker.py"
+    script.write_text(HUNG)
+    t0 = time.monotonic()
+    proc = _launch(["-n", "2", "-s", "1", "--address", ray_address, "--worker-timeout", "3",
+                    sys.executable, str(script)], timeout=120)
+    took = time.monotonic() - t0
+    out = proc.stdout
+    assert proc.returncode != 0, out
+    assert "worker 1 (no heartbeat for" in out
+    assert "sparsym-launch: worker 0 failed; stopping workers [1]" in out
+    assert took < 90, took
+
+
 def test_launch_unreachable_address_is_a_clear_error():
     import socket
     with socket.socket() as s:
