@@ -1,6 +1,8 @@
 """Executor: arrays allocated per plan; forward()/backward() run the plan's steps."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .. import storage as st
@@ -60,6 +62,25 @@ def _write(target: NDArray, value, req):
         target._raw = st.cast_raw(value, target.stype)
 
 
+def _one_thread(method):
+    """Run ``method`` with the executor marked busy; a second thread entering meanwhile gets
+    an error instead of reading buffers the first is releasing (MXNet is not thread-safe
+    here either: one executor, or Module, per thread)."""
+    import functools
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        if not self._busy.acquire(blocking=False):
+            raise MXNetError(f"Executor.{method.__name__}: this executor is running in another "
+                             "thread; an executor (and a Module) is not thread-safe: use one "
+                             "per thread")
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._busy.release()
+    return guarded
+
+
 class Executor:
     """A bound computation: persistent argument, gradient, auxiliary and output arrays.
 
@@ -92,6 +113,7 @@ class Executor:
         self._grad_req_list = grad_reqs
         self._group2ctx = group2ctx
         self._pool = pool if pool is not None else MemoryPool()
+        self._busy = threading.Lock()
         self._slot_buf = self._pool.assign(plan.memory.slot_bytes)
         self.outputs = outputs if outputs is not None else [
             wrap(st.zeros_raw(plan.stypes[e], plan.shapes[e], plan.dtypes[e]), ctx)
@@ -208,6 +230,7 @@ class Executor:
         return self._pool
 
     # ------------------------------------------------------------------ running
+    @_one_thread
     def forward(self, is_train=False, **kwargs):
         """Run the forward steps; ``kwargs`` copy new values into arguments first.
 
@@ -257,6 +280,7 @@ class Executor:
         self._state = "train" if train else "infer"
         self._last_is_train = is_train
 
+    @_one_thread
     def backward(self, out_grads=None, is_train=True):
         """Run the backward steps and apply each argument's grad_req.
 

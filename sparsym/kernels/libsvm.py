@@ -538,20 +538,25 @@ class LibSVMReader:
         with open(self.path, "rb") as f:
             f.seek(self.begin)
             pos = self.begin
-            carry = b""
-            while pos < self.end or carry:
+            # the unfinished line as a list of blocks, joined once its end arrives: re-copying
+            # and re-scanning it per block made a long line cost quadratic time
+            pending, pending_len = [], 0
+            while pos < self.end or pending:
                 want = min(self.chunk_bytes, self.end - pos)
                 blk = f.read(want) if want > 0 else b""
                 pos += len(blk)
-                buf = carry + blk if carry else blk
                 if pos >= self.end:
-                    cut = len(buf)  # the part's last line (may lack a newline)
+                    cut = pending_len + len(blk)  # the part's last line (may lack a newline)
                 else:
-                    cut = buf.rfind(b"\n") + 1
-                    if cut == 0:  # a line longer than the chunk: read on
-                        carry = buf
+                    nl = blk.rfind(b"\n")
+                    if nl < 0:  # a line longer than the chunk: read on
+                        pending.append(blk)
+                        pending_len += len(blk)
                         continue
-                carry = buf[cut:]
+                    cut = pending_len + nl + 1
+                buf = b"".join(pending + [blk]) if pending else blk
+                pending = [buf[cut:]] if cut < len(buf) else []
+                pending_len = len(buf) - cut
                 if cut == 0:
                     break
                 chunk = memoryview(buf)[:cut]

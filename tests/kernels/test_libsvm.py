@@ -128,6 +128,21 @@ def test_chunked_reading_equals_whole(tmp_path, chunk):
     np.testing.assert_array_equal(todense(x0), x1)
 
 
+@pytest.mark.parametrize("chunk", [5, 100, 4096])
+def test_line_longer_than_many_chunks(tmp_path, chunk):
+    """A line spanning hundreds of chunks is joined once and parsed whole, with the lines
+    around it (with and without a final newline)."""
+    nf = 5000
+    long = "1 " + " ".join(f"{j}:{j % 7 + 1}" for j in range(0, nf, 2))
+    for tail in ("\n", ""):
+        text = "0 1:2\n" + long + "\n2 3:4" + tail
+        p = _write(tmp_path, text)
+        y0, x0, _ = parse_libsvm_chunk(text.encode(), nf)
+        y1, x1 = _concat(list(LibSVMReader(p, nf, chunk_bytes=chunk)), nf)
+        np.testing.assert_array_equal(y1, [0, 1, 2])
+        np.testing.assert_array_equal(todense(x0), x1)
+
+
 @pytest.mark.parametrize("num_parts", [1, 2, 3, 5, 17])
 def test_parts_cover_every_line_once(tmp_path, num_parts):
     rng = np.random.default_rng(num_parts)
