@@ -212,7 +212,15 @@ def reduction(kind, fn, aliases=(), sparse=False):
         bname, params=_RED, inputs=("ograd", "data", "out"),
         dispatch=(Dispatch(("*", "*", "*"), (D,), _red_bwd(kind)),),
         infer_shape=lambda a, i, o: (i, [i[1]]),
-        infer_type=lambda a, i, o: (i, [i[1] if i[1] is not None else i[0]])))
+        infer_type=lambda a, i, o: (i, [i[1] if i[1] is not None else i[0]]),
+        gradient=_linear_bwd_grad(kind) if kind in ("sum", "mean") else None))
+
+
+def _linear_bwd_grad(kind):
+    """sum and mean are linear: the gradient of their backward is the reduction again."""
+    def grad(node, og):
+        return [bw(kind, [og[0]], node, "grad_ograd", **kept(node)), None, None]
+    return grad
 
 
 reduction("sum", np.sum, ("sum_axis", "_sparse_sum"), sparse=True)

@@ -29,13 +29,29 @@ def own(y, *srcs):
     return y
 
 
+def _linear_bwd_grad(name):
+    """Gradient of the backward of a linear op: the op itself on the head gradient."""
+    def grad(node, og):
+        return [bw(name, [og[0]], node, "grad_ograd", **kept(node)), None]
+    return grad
+
+
+def _masked_bwd_grad(bname):
+    """Gradient of ``_backward_<op>(ograd, data) = ograd * mask(data)``: the same op."""
+    def grad(node, og):
+        return [bw(bname, [og[0], node.inputs[1]], node, "grad_ograd", **kept(node)), None]
+    return grad
+
+
 def unary_shape_op(name, params, fwd, out_shape, bwd, doc, aliases=(), in_shape=None,
-                   extra_rows=()):
+                   extra_rows=(), masked=False):
     """Register ``name(data)`` and ``_backward_<name>(ograd, data)``.
 
     fwd(a, x) -> y; out_shape(a, in_shape) -> out shape (in_shape fully known) or raises
     Conflict; in_shape(a, out_shape, in_shape) optionally infers the input backwards;
-    bwd(a, g, x) -> dx.
+    bwd(a, g, x) -> dx. The op is linear (its backward is the adjoint, whose gradient is
+    the op again) unless ``masked``: bwd is then ograd times a piecewise-constant mask of
+    data (clip), and its gradient is the backward op again.
     """
     def shape(attrs, ins, outs):
         if rules.known(ins[0]):
@@ -60,7 +76,8 @@ def unary_shape_op(name, params, fwd, out_shape, bwd, doc, aliases=(), in_shape=
         dispatch=(Dispatch((D, "*"), (D,), lambda a, xs: (
             own(bwd(a, st.todense(xs[0]), st.todense(xs[1])), xs[0])
             .astype(xs[0].dtype, copy=False),)),),
-        infer_shape=_like_data, infer_type=rules.first_input_type))
+        infer_shape=_like_data, infer_type=rules.first_input_type,
+        gradient=_masked_bwd_grad(bname) if masked else _linear_bwd_grad(name)))
 
 
 def _like_data(attrs, ins, outs):
@@ -331,7 +348,7 @@ def _keeps_zero(a, s):
 
 unary_shape_op(
     "clip", _CLIP, _clip, lambda a, s: s,
-    _clip_grad, in_shape=lambda a, o, c: o,
+    _clip_grad, in_shape=lambda a, o, c: o, masked=True,
     aliases=("_sparse_clip",),
     extra_rows=(
         Dispatch((C,), (C,), lambda a, xs: (kcsr.map_values(xs[0], lambda v: _clip(a, v)),),

@@ -252,3 +252,30 @@ def test_contrib_autograd():
         with cag.test_section():
             assert not ag.is_recording() and not ag.is_training()
     assert not ag.is_recording()
+
+
+def test_embedding_sparse_grad_is_row_sparse():
+    w = nd.ones((10, 3))
+    w.attach_grad(stype="row_sparse")
+    with ag.record():
+        y = nd.Embedding(nd.array([1, 3, 3]), w, input_dim=10, output_dim=3, sparse_grad=True)
+    y.backward()
+    assert w.grad.stype == "row_sparse"
+    assert w.grad.indices.asnumpy().tolist() == [1, 3]
+    np.testing.assert_allclose(w.grad.data.asnumpy(), [[1] * 3, [2] * 3])
+
+
+def test_batchnorm_training_mode_updates_moving_stats_once():
+    x = nd.array(np.arange(8, dtype=np.float32).reshape(4, 2))
+    x.attach_grad()
+    gamma, beta, mm, mv = nd.ones(2), nd.zeros(2), nd.zeros(2), nd.ones(2)
+    with ag.record():
+        y = nd.BatchNorm(x, gamma, beta, mm, mv)
+    np.testing.assert_allclose(y.asnumpy()[:, 0], [-1.3416, -0.4472, 0.4472, 1.3416], atol=1e-3)
+    y.backward()
+    np.testing.assert_allclose(mm.asnumpy(), [0.3, 0.4], rtol=1e-6)
+    np.testing.assert_allclose(mv.asnumpy(), [1.4, 1.4], rtol=1e-6)
+    np.testing.assert_allclose(x.grad.asnumpy(), 0, atol=1e-5)
+    with ag.record(train_mode=False):  # inference: the moving statistics normalise
+        y = nd.BatchNorm(x, gamma, beta, mm, mv)
+    np.testing.assert_allclose(mm.asnumpy(), [0.3, 0.4], rtol=1e-6)

@@ -145,11 +145,40 @@ register(OpDef(
               Dispatch((D, R), (D,), _fc_fwd_rsp)),
     infer_shape=fc_shape, infer_type=rules.same_type, gradient=_fc_grad,
     aliases=("_sparse_FullyConnected",), doc=_FC_DOC))
+def _fc_bwd_grad(node, og):
+    """Second-order rule of ``_backward_FullyConnected(g, x, w) = (g W, g^T x, sum g)``
+    (rows flattened as the forward does), from FullyConnected, dot and Reshape nodes."""
+    from ..elemwise import bw
+    g, x, w = node.inputs
+    a = node.params
+    ox, ow = og[0], og[1]
+    params = kept(node)
+    nb = dict(params, no_bias=True)
+    # d g = FC(ox, W, ob) + FC(x, ow): the forward applied to the head gradients
+    if a.no_bias:
+        t1 = bw("FullyConnected", [ox, w], node, "grad_g_ox", **nb)
+    else:
+        t1 = bw("FullyConnected", [ox, w, og[2]], node, "grad_g_ox", **params)
+    d_g = bw("elemwise_add", [t1, bw("FullyConnected", [x, ow], node, "grad_g_ow", **nb)],
+             node, "grad_ograd")
+    # rows of g (n, h) and of x / ox (n, k): flatten keeps axis 0, otherwise the last axis;
+    # the rows go back to x's shape through the flattening's own backward op
+    rows = {} if a.flatten else {"shape": (-1, 0), "reverse": True}
+    flat = "Flatten" if a.flatten else "Reshape"
+    g2 = g if a.flatten else bw("Reshape", [g], node, "grad_g2", shape=(-1, a.num_hidden))
+    ox2 = bw(flat, [ox], node, "grad_ox2", **rows)
+    # d x = g . ow (reshaped like x), d W = g^T . ox
+    dx2 = bw("dot", [g2, ow], node, "grad_x2")
+    d_x = bw("_backward_" + flat, [dx2, x], node, "grad_data", **rows)
+    d_w = bw("dot", [g2, ox2], node, "grad_weight", transpose_a=True)
+    return [d_g, d_x, d_w]
+
+
 register(OpDef(
     "_backward_FullyConnected", params=_FC, inputs=("ograd", "data", "weight"),
     num_outputs=lambda a: 2 if a.no_bias else 3,
     dispatch=(Dispatch((D, D, D), (D,), _fc_bwd), Dispatch((D, D, R), (D,), _fc_bwd)),
-    infer_shape=_fc_bwd_shape, infer_type=rules.same_type))
+    infer_shape=_fc_bwd_shape, infer_type=rules.same_type, gradient=_fc_bwd_grad))
 
 
 # ----------------------------------------------------------------------------- Embedding
