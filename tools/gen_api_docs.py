@@ -21,6 +21,8 @@ MODULES = [
     ("symbol", "sparsym.symbol", "Symbol, Variable, Group, JSON load/save"),
     ("ndarray", "sparsym.ndarray", "NDArray and creation functions"),
     ("ndarray.sparse", "sparsym.ndarray.sparse", "CSRNDArray, RowSparseNDArray, sparse creation"),
+    ("autograd", "sparsym.autograd", "record, backward, grad, Function (imperative gradients)"),
+    ("contrib.autograd", "sparsym.contrib.autograd", "MXNet's earlier autograd API"),
     ("executor", "sparsym.executor", "Executor and its storage report"),
     ("module", "sparsym.module", "Module, BucketingModule, SequentialModule"),
     ("io", "sparsym.io", "data iterators"),
