@@ -28,7 +28,8 @@ from .symbol.symbol import Symbol
 
 __all__ = ["set_recording", "set_training", "is_recording", "is_training", "record", "pause",
            "train_mode", "predict_mode", "mark_variables", "backward", "grad", "get_symbol",
-           "Function", "NDArray", "Symbol", "array"]  # MXNet's module exports these too
+           "Function", "NDArray", "Symbol", "array"]
+__reexported__ = ("NDArray", "Symbol", "array")  # MXNet's autograd module exports them too
 
 _REQS = ("null", "write", "add")
 _NOT_IN_GRAPH = (

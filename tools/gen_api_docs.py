@@ -115,8 +115,10 @@ def public_members(module):
     names = getattr(module, "__all__", None)
     if names is None:
         names = [n for n in dir(module) if not n.startswith("_")]
+    # names a module re-exports only because MXNet's does (documented on their own pages)
+    names = set(names) - set(getattr(module, "__reexported__", ()))
     out = []
-    for n in sorted(set(names)):
+    for n in sorted(names):
         try:
             obj = getattr(module, n)
         except AttributeError:
