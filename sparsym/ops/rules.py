@@ -173,5 +173,7 @@ def raise_conflict(c: Conflict, node_name, op_name, in_names=None, out_names=Non
 def fmt_shape(s):
     if s is None:
         return "None"
+    if isinstance(s, str):  # a rule's description of what it expected ("4-D data")
+        return s
     inner = ", ".join("?" if d is None else str(d) for d in s)
     return "(" + inner + ("," if len(s) == 1 else "") + ")"

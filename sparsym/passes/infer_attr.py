@@ -9,6 +9,8 @@ def fmt_shape(s) -> str:
     """MXNet's shape text: ``[2,3]``; unknown dims are -1, an unknown shape None."""
     if s is None:
         return "None"
+    if isinstance(s, str):  # a rule's description of what it expected ("4-D data")
+        return s
     return "[" + ",".join("-1" if d is None else str(d) for d in s) + "]"
 
 
