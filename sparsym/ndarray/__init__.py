@@ -16,6 +16,7 @@ sparse.__dict__.update({"csr_matrix": sparse.csr_matrix, "row_sparse_array":
                         "array": sparse.array})
 from . import random  # noqa: F401,E402  (mx.nd.random)
 from . import contrib  # noqa: F401,E402  (mx.nd.contrib)
+from . import linalg  # noqa: F401,E402  (mx.nd.linalg)
 
 # mx.nd._internal: every registered op under its own name, as in MXNet
 _internal = _types.ModuleType("sparsym.ndarray._internal", "All operators by registered name.")

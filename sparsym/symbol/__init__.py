@@ -16,6 +16,7 @@ from .symbol import (  # noqa: F401
 _populate(globals())
 from . import sparse  # noqa: F401,E402  (mx.sym.sparse)
 from . import contrib  # noqa: F401,E402  (mx.sym.contrib)
+from . import linalg  # noqa: F401,E402  (mx.sym.linalg)
 from .creation import arange, full, ones, random, zeros  # noqa: F401,E402
 
 # mx.sym._internal: every registered op under its own name (MXNet scripts call

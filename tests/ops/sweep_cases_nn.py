@@ -114,3 +114,135 @@ FORWARD["SVMOutput"] = lambda op, nin: [Case({}, ((4, 6), (4,)), values={1: _LAB
 GRADIENT["SoftmaxActivation"] = [({"mode": m}, {"data": _r(2, 3, 4)}, None)
                                  for m in ("instance", "channel")]
 GRADIENT["softmax_cross_entropy"] = [({}, {"data": _r(4, 6), "label": _LAB}, ["data"])]
+
+
+# ----------------------------------------------------------------------------- linalg
+def _spd(n, batch=()):
+    b = _rng.uniform(-1, 1, batch + (n, n))
+    return b @ np.swapaxes(b, -1, -2) + n * np.eye(n)
+
+
+def _T(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def _gemm_ref(a, xs, raws):
+    A, B = (x.astype(np.float64) for x in xs[:2])
+    A = _T(A) if a["transpose_a"] else A
+    B = _T(B) if a["transpose_b"] else B
+    out = a["alpha"] * np.einsum("...ij,...jk->...ik", A, B)
+    return out + a["beta"] * xs[2] if len(xs) > 2 else out
+
+
+def _gemm_cases(op, nin):
+    out = []
+    for ta in (False, True):
+        for tb in (False, True):
+            sa = (2, 4, 3) if ta else (2, 3, 4)
+            sb = (2, 5, 4) if tb else (2, 4, 5)
+            p = {"transpose_a": ta, "transpose_b": tb, "alpha": 0.5}
+            if nin == 3:
+                p["beta"] = 2.0
+            out.append(Case(p, (sa, sb, (2, 3, 5))[:nin], ref=_gemm_ref))
+    return out
+
+
+def _tri_ref(kind):
+    def ref(a, xs, raws):
+        A, B = (x.astype(np.float64) for x in xs)
+        M = np.tril(A) if a["lower"] else np.triu(A)
+        M = _T(M) if a["transpose"] else M
+        if kind == "trsm":
+            M = np.linalg.inv(M)
+        return a["alpha"] * (B @ M if a["rightside"] else M @ B)
+    return ref
+
+
+def _tri_cases(kind):
+    def cases(op, nin):
+        return [Case({"transpose": tr, "rightside": rs, "lower": lo, "alpha": 0.5},
+                     ((3, 3), (2, 3) if rs else (3, 2)), values={0: _spd(3)},
+                     ref=_tri_ref(kind))
+                for tr in (False, True) for rs in (False, True) for lo in (False, True)]
+    return cases
+
+
+def _one(fn):
+    return lambda a, xs, raws: fn(a, xs[0].astype(np.float64))
+
+
+_SPD = _spd(3, (2,))
+_LOW = np.linalg.cholesky(_SPD)
+FORWARD["_linalg_gemm"] = _gemm_cases
+FORWARD["_linalg_gemm2"] = _gemm_cases
+FORWARD["_linalg_trsm"] = _tri_cases("trsm")
+FORWARD["_linalg_trmm"] = _tri_cases("trmm")
+FORWARD["_linalg_potrf"] = lambda op, nin: [Case({}, ((2, 3, 3),), values={0: _SPD},
+                                                 ref=_one(lambda a, x: np.linalg.cholesky(x)))]
+FORWARD["_linalg_potri"] = lambda op, nin: [Case({}, ((2, 3, 3),), values={0: _LOW},
+                                                 ref=lambda a, xs, r: np.linalg.inv(_SPD))]
+FORWARD["_linalg_inverse"] = lambda op, nin: [Case({}, ((2, 3, 3),), values={0: _SPD},
+                                                   ref=_one(lambda a, x: np.linalg.inv(x)))]
+FORWARD["_linalg_det"] = lambda op, nin: [Case({}, ((2, 3, 3),), values={0: _SPD},
+                                               ref=_one(lambda a, x: np.linalg.det(x)))]
+FORWARD["_linalg_slogdet"] = lambda op, nin: [Case({}, ((3, 3),), values={0: -_SPD[0]},
+                                                   ref=lambda a, xs, r: np.array([-1.0]))]
+FORWARD["_linalg_sumlogdiag"] = lambda op, nin: [
+    Case({}, ((2, 3, 3),), values={0: _SPD},
+         ref=_one(lambda a, x: np.log(np.einsum("...ii->...i", x)).sum(-1)))]
+FORWARD["_linalg_syrk"] = lambda op, nin: [
+    Case({"transpose": tr, "alpha": 0.5}, ((2, 3, 4),),
+         ref=_one(lambda a, x: 0.5 * (_T(x) @ x if a["transpose"] else x @ _T(x))))
+    for tr in (False, True)]
+FORWARD["_linalg_extractdiag"] = lambda op, nin: [
+    Case({"offset": o}, ((2, 4, 4),), ref=_one(lambda a, x: np.stack(
+        [np.diag(m, a["offset"]) for m in x]))) for o in (0, 1, -2)]
+FORWARD["_linalg_makediag"] = lambda op, nin: [
+    Case({"offset": o}, ((2, 3),), ref=_one(lambda a, x: np.stack(
+        [np.diag(v, a["offset"]) for v in x]))) for o in (0, 2, -1)]
+
+
+def _trian_ref(a, x):
+    n, o = x.shape[-1], a["offset"]
+    if o < 0 or (o == 0 and a["lower"]):   # lower triangle, row by row
+        return np.stack([np.array([m[i, j] for i in range(n) for j in range(i + o + 1)
+                                   if j >= 0]) for m in x])
+    return np.stack([np.array([m[i, j] for j in range(n) for i in range(j - o + 1)])
+                     for m in x])        # upper triangle, column by column
+
+
+FORWARD["_linalg_extracttrian"] = lambda op, nin: [
+    Case({"offset": o, "lower": lo}, ((2, 4, 4),), ref=_one(_trian_ref))
+    for o, lo in ((0, True), (0, False), (1, True), (-1, False))]
+FORWARD["khatri_rao"] = lambda op, nin: [
+    Case({"num_args": 2}, ((2, 3), (4, 3)), ref=lambda a, xs, r: np.einsum(
+        "ik,jk->ijk", xs[0], xs[1]).reshape(8, 3))]
+
+GRADIENT["_linalg_gemm"] = [({"transpose_a": ta, "transpose_b": tb, "alpha": 0.5, "beta": 2.0},
+                             {"A": _r(2, 4, 3) if ta else _r(2, 3, 4),
+                              "B": _r(2, 5, 4) if tb else _r(2, 4, 5), "C": _r(2, 3, 5)}, None)
+                            for ta in (False, True) for tb in (False, True)]
+GRADIENT["_linalg_gemm2"] = [({"axis": -3}, {"A": _r(2, 3, 2, 4), "B": _r(2, 4, 2, 3)}, None)]
+GRADIENT["_linalg_trsm"] = [({"transpose": tr, "rightside": rs, "lower": lo, "alpha": 0.5},
+                             {"A": _spd(3), "B": _r(2, 3) if rs else _r(3, 2)}, None)
+                            for tr in (False, True) for rs in (False, True) for lo in (False, True)]
+GRADIENT["_linalg_trmm"] = [({"transpose": tr, "rightside": rs, "lower": lo, "alpha": 0.5},
+                             {"A": _r(3, 3), "B": _r(2, 3) if rs else _r(3, 2)}, None)
+                            for tr in (False, True) for rs in (False, True) for lo in (False, True)]
+GRADIENT["_linalg_potri"] = [({}, {"A": _LOW}, None)]
+GRADIENT["_linalg_inverse"] = [({}, {"A": _SPD + _r(2, 3, 3)}, None)]
+GRADIENT["_linalg_det"] = [({}, {"A": _SPD + _r(2, 3, 3)}, None)]
+GRADIENT["_linalg_slogdet"] = [({}, {"A": -_SPD[0] + _r(3, 3)}, None)]
+GRADIENT["_linalg_sumlogdiag"] = [({}, {"A": _SPD}, None)]
+GRADIENT["_linalg_syrk"] = [({"transpose": tr, "alpha": 0.5}, {"A": _r(2, 3, 4)}, None)
+                            for tr in (False, True)]
+GRADIENT["_linalg_gelqf"] = [({}, {"A": _r(2, 3, 5)}, None)]
+for _n, _shape in (("extractdiag", (2, 4, 4)), ("makediag", (2, 3)), ("extracttrian", (4, 4)),
+                   ("maketrian", (2, 6))):
+    GRADIENT["_linalg_" + _n] = [({"offset": o}, {"A": _r(*_shape)}, None) for o in (0, 1, -1)
+                                 if not (_n == "maketrian" and o)]
+# symmetric inputs: the op reads one triangle and MXNet's gradient is symmetric, so the
+# numeric check goes through A -> (A + A^T) / 2 (see test_op_grad_sweep.SYMMETRIC)
+GRADIENT["_linalg_potrf"] = [({}, {"A": _spd(3)}, None)]
+GRADIENT["_linalg_syevd"] = [({}, {"A": _spd(3) - 3 * np.eye(3)}, None)]
+SYMMETRIC = ("_linalg_potrf", "_linalg_syevd")
