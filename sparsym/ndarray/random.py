@@ -1,10 +1,13 @@
 """``mx.nd.random``: samplers returning NDArrays (scalar or NDArray parameters)."""
 from __future__ import annotations
 
+from ..ops.random_dist import DISTRIBUTIONS, arrays_or_numbers
 from .ndarray import NDArray
 from .op import invoke
 
-__all__ = ["uniform", "normal", "randn", "uniform_like", "normal_like"]
+__all__ = ["uniform", "normal", "randn", "uniform_like", "normal_like", "gamma", "exponential",
+           "poisson", "negative_binomial", "generalized_negative_binomial", "multinomial",
+           "randint", "shuffle"] + [n + "_like" for n in DISTRIBUTIONS]
 
 
 def _shape(shape):
@@ -13,15 +16,16 @@ def _shape(shape):
     return (int(shape),) if isinstance(shape, int) else tuple(shape)
 
 
-def _draw(scalar_op, array_op, p0, p1, names, shape, dtype, out, kwargs):
-    if isinstance(p0, NDArray) or isinstance(p1, NDArray):
-        if not (isinstance(p0, NDArray) and isinstance(p1, NDArray)):
-            raise ValueError(f"{names[0]} and {names[1]} must both be NDArrays or both scalars")
-        res = invoke(array_op, [p0, p1], {"shape": _shape(shape), "dtype": dtype}, out=out)
+def _draw(scalar_op, array_op, params, shape, dtype, out, kwargs):
+    """MXNet's _random_helper: NDArray parameters -> ``array_op`` (``shape`` draws per
+    element), numbers -> ``scalar_op``; a mix is an error."""
+    if arrays_or_numbers(params, NDArray):
+        res = invoke(array_op, [v for _, v in params], dict(kwargs, shape=_shape(shape),
+                                                            dtype=dtype), out=out)
     else:
-        params = {names[0]: float(p0), names[1]: float(p1),
-                  "shape": _shape(shape) or (1,), "dtype": dtype}
-        res = invoke(scalar_op, [], params, out=out)
+        attrs = dict(kwargs, **{n: v for n, v in params}, shape=_shape(shape) or (1,),
+                     dtype=dtype)
+        res = invoke(scalar_op, [], attrs, out=out)
     return out if out is not None else res[0]
 
 
@@ -47,8 +51,8 @@ def uniform(low=0, high=1, shape=None, dtype=None, ctx=None, out=None, **kwargs)
     >>> mx.nd.random.uniform(0, 1, shape=(2, 2)).shape
     (2, 2)
     """
-    return _draw("_random_uniform", "_sample_uniform", low, high, ("low", "high"), shape,
-                 dtype, out, kwargs)
+    return _draw("_random_uniform", "_sample_uniform", [("low", low), ("high", high)], shape,
+                 dtype, out, {})
 
 
 def normal(loc=0, scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
@@ -60,8 +64,8 @@ def normal(loc=0, scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs)
     >>> mx.nd.random.normal(0, 1, shape=3).shape
     (3,)
     """
-    return _draw("_random_normal", "_sample_normal", loc, scale, ("loc", "scale"), shape,
-                 dtype, out, kwargs)
+    return _draw("_random_normal", "_sample_normal", [("loc", loc), ("scale", scale)], shape,
+                 dtype, out, {})
 
 
 def randn(*shape, loc=0, scale=1, dtype=None, ctx=None, out=None, **kwargs):
@@ -77,3 +81,77 @@ def uniform_like(data, low=0, high=1, out=None, **kwargs):
 def normal_like(data, loc=0, scale=1, out=None, **kwargs):
     """N(loc, scale^2) samples shaped and typed like ``data``."""
     return invoke("_random_normal_like", [data], {"loc": loc, "scale": scale}, out=out)[0]
+
+
+def gamma(alpha=1, beta=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Gamma samples with shape ``alpha`` and scale ``beta`` (numbers or NDArrays)."""
+    return _draw("_random_gamma", "_sample_gamma", [("alpha", alpha), ("beta", beta)], shape,
+                 dtype, out, {})
+
+
+def exponential(scale=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Exponential samples with mean ``scale`` (the operators take the rate 1/scale)."""
+    return _draw("_random_exponential", "_sample_exponential", [("lam", 1.0 / scale)], shape, dtype,
+                 out, {})
+
+
+def poisson(lam=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Poisson samples with rate ``lam``."""
+    return _draw("_random_poisson", "_sample_poisson", [("lam", lam)], shape, dtype, out, {})
+
+
+def negative_binomial(k=1, p=1, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Negative binomial samples: failures before the k-th success (probability p)."""
+    return _draw("_random_negative_binomial", "_sample_negative_binomial", [("k", k), ("p", p)],
+                 shape, dtype, out, {})
+
+
+def generalized_negative_binomial(mu=1, alpha=1, shape=None, dtype=None, ctx=None, out=None,
+                                  **kwargs):
+    """Negative binomial samples with mean ``mu`` and dispersion ``alpha``."""
+    return _draw("_random_generalized_negative_binomial", "_sample_generalized_negative_binomial",
+                 [("mu", mu), ("alpha", alpha)], shape, dtype, out, {})
+
+
+def multinomial(data, shape=None, get_prob=False, out=None, dtype="int32", **kwargs):
+    """Class indices drawn from the distributions in the last axis of ``data``; with
+    ``get_prob`` also their log probabilities (a list of two NDArrays).
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> mx.nd.random.multinomial(mx.nd.array([0., 0., 1.]), shape=2).asnumpy()
+    array([2, 2], dtype=int32)
+    """
+    res = invoke("_sample_multinomial", [data], {"shape": _shape(shape), "get_prob": get_prob,
+                                                 "dtype": dtype}, out=out)
+    if out is not None:
+        return out
+    return list(res) if get_prob else res[0]
+
+
+def randint(low, high, shape=None, dtype=None, ctx=None, out=None, **kwargs):
+    """Uniform integers in [low, high) (int32 unless ``dtype='int64'``)."""
+    res = invoke("_random_randint", [], {"low": low, "high": high,
+                                         "shape": _shape(shape) or (1,), "dtype": dtype},
+                 out=out)
+    return out if out is not None else res[0]
+
+
+def shuffle(data, **kwargs):
+    """A random permutation of ``data`` along its first axis."""
+    return invoke("_shuffle", [data], {}, out=kwargs.get("out"))[0]
+
+
+def _like(op_name):
+    def fn(data=None, out=None, name=None, **kwargs):
+        return invoke(op_name, [data], kwargs, out=out)[0]
+    fn.__name__ = op_name[len("_random_"):]
+    fn.__doc__ = f"Samples shaped and typed like ``data`` ({op_name[8:-5]} distribution)."
+    return fn
+
+
+
+
+for _name in DISTRIBUTIONS:
+    globals()[_name + "_like"] = _like(f"_random_{_name}_like")

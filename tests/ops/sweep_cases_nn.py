@@ -246,3 +246,61 @@ for _n, _shape in (("extractdiag", (2, 4, 4)), ("makediag", (2, 3)), ("extracttr
 GRADIENT["_linalg_potrf"] = [({}, {"A": _spd(3)}, None)]
 GRADIENT["_linalg_syevd"] = [({}, {"A": _spd(3) - 3 * np.eye(3)}, None)]
 SYMMETRIC = ("_linalg_potrf", "_linalg_syevd")
+
+
+# ----------------------------------------------------------------------------- random pdfs
+def _pdf_ref(dist):
+    import scipy.stats as ss
+
+    def ref(a, xs, raws):
+        x = xs[0].astype(np.float64)
+        ps = [p.astype(np.float64).reshape(p.shape + (1,) * (x.ndim - p.ndim)) for p in xs[1:]]
+        fn = {"normal": lambda x, m, s: ss.norm.logpdf(x, m, s),
+              "uniform": lambda x, lo, hi: ss.uniform.logpdf(x, lo, hi - lo),
+              "gamma": lambda x, al, be: ss.gamma.logpdf(x, al, 0, 1 / be),
+              "exponential": lambda x, lam: ss.expon.logpdf(x, 0, 1 / lam),
+              "poisson": lambda x, lam: ss.poisson.logpmf(x, lam),
+              "negative_binomial": lambda x, k, p: ss.nbinom.logpmf(x, k, p),
+              "generalized_negative_binomial": lambda x, mu, al: ss.nbinom.logpmf(
+                  x, 1 / al, 1 / (mu * al + 1))}[dist]
+        out = fn(x, *ps)
+        return out if a["is_log"] else np.exp(out)
+    return ref
+
+
+_PDF_PARAMS = {"normal": (_r(2, 2), _p(2, 2) + 0.5), "uniform": (_r(2, 2) - 2, _p(2, 2) + 2),
+               "gamma": (_p(2, 2) + 1, _p(2, 2) + 0.5), "exponential": (_p(2, 2) + 0.5,),
+               "poisson": (_p(2, 2) * 5,), "negative_binomial": (_p(2, 2) * 5 + 1, _p(2, 2)),
+               "generalized_negative_binomial": (_p(2, 2) * 3, _p(2, 2))}
+_DISCRETE = ("poisson", "negative_binomial", "generalized_negative_binomial")
+for _d, _ps in _PDF_PARAMS.items():
+    _x = (np.floor(_p(2, 2, 3) * 6) if _d in _DISCRETE else _p(2, 2, 3) + 0.3)
+    _vals = {0: _x, **{i + 1: v for i, v in enumerate(_ps)}}
+    _names = {"normal": ("mu", "sigma"), "uniform": ("low", "high"), "gamma": ("alpha", "beta"),
+              "exponential": ("lam",), "poisson": ("lam",), "negative_binomial": ("k", "p"),
+              "generalized_negative_binomial": ("mu", "alpha")}[_d]
+    FORWARD["_random_pdf_" + _d] = (lambda vals, d: lambda op, nin: [
+        Case({"is_log": lg}, tuple(v.shape for v in vals.values()), values=vals,
+             ref=_pdf_ref(d)) for lg in (False, True)])(_vals, _d)
+    GRADIENT["_random_pdf_" + _d] = [
+        ({"is_log": lg}, dict(zip(("sample",) + _names, _vals.values())),
+         list(_names) if _d in _DISCRETE or _d == "uniform" else None) for lg in (False, True)]
+_DIR_ALPHA = _p(2, 3) + 0.5
+_DIR_X = _p(2, 4, 3)
+_DIR_X /= _DIR_X.sum(-1, keepdims=True)
+GRADIENT["_random_pdf_dirichlet"] = [({"is_log": lg}, {"sample": _DIR_X, "alpha": _DIR_ALPHA},
+                                      ["alpha"]) for lg in (False, True)]
+
+
+
+def _dirichlet_ref(a, xs, raws):
+    import scipy.stats as ss
+    x, al = xs[0].astype(np.float64), xs[1].astype(np.float64)
+    out = np.array([[ss.dirichlet.logpdf(x[i, j], al[i]) for j in range(x.shape[1])]
+                    for i in range(x.shape[0])])
+    return out if a["is_log"] else np.exp(out)
+
+
+FORWARD["_random_pdf_dirichlet"] = lambda op, nin: [
+    Case({"is_log": lg}, ((2, 4, 3), (2, 3)), values={0: _DIR_X, 1: _DIR_ALPHA},
+         ref=_dirichlet_ref) for lg in (False, True)]
