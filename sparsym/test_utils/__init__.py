@@ -40,6 +40,7 @@ import sparsym as mx  # noqa: F401
 from ..context import Context, current_context  # noqa: F401
 from ..ndarray import array  # noqa: F401
 from ..symbol import Symbol  # noqa: F401
+from ..util import getenv, setenv, use_np  # noqa: F401
 from ._arrays import (create_2d_tensor, create_sparse_array, create_sparse_array_zd,  # noqa: F401
                       create_vector, default_context, default_dtype, get_identity_mat,
                       get_identity_mat_batch, new_matrix_with_real_eigvals_2d,
@@ -67,7 +68,7 @@ from ._stats import (chi_square_check, gen_buckets_probs_with_ppf, mean_check,  
 
 def set_default_context(ctx):
     """Make ``ctx`` the default context of this thread (what default_context returns)."""
-    Context._default.value = ctx
+    Context._default_ctx.value = ctx
 
 
 def list_gpus():
