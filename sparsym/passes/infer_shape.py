@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..base import ShapeError, parse_attr
 from ..ops import rules
+from ..util import is_np_shape
 from .infer_attr import infer_attr
 
 
@@ -18,6 +19,8 @@ def var_shape(node):
         s = (s,)
     if not isinstance(s, (tuple, list)):
         raise ShapeError(f"variable {node.name}: attribute __shape__={raw!r} is not a shape")
+    if is_np_shape():  # -1 is unknown, 0 a real (zero) size, () a scalar
+        return tuple(None if (d is None or d == -1) else int(d) for d in s)
     if len(s) == 0:
         return None  # MXNet (legacy shapes): () is an unknown shape
     return tuple(None if (d is None or d == 0 or d == -1) else int(d) for d in s)

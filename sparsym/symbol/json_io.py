@@ -26,7 +26,26 @@ def to_json_dict(sym) -> dict:
             "arg_nodes": [g.node_id[id(n)] for n in g.input_nodes],
             "node_row_ptr": list(g.entry_offset) + [g.num_entries],
             "heads": [[g.node_id[id(n)], i, 0] for n, i in sym._outputs],
-            "attrs": {"mxnet_version": ["int", MXNET_VERSION]}}
+            "attrs": _graph_attrs()}
+
+
+def _graph_attrs():
+    """The document's graph attributes: MXNet's version, and ``is_np_shape`` when written
+    under NumPy-shape semantics (its readers then take 0 dims as real sizes)."""
+    from ..util import is_np_shape
+    attrs = {"mxnet_version": ["int", MXNET_VERSION]}
+    if is_np_shape():
+        attrs["is_np_shape"] = ["int", 1]
+    return attrs
+
+
+def _legacy_shape(raw):
+    """A legacy ``__shape__`` string with its unknown 0 dims written as -1 (NumPy shapes)."""
+    from ..base import parse_attr
+    s = parse_attr(raw)
+    if not isinstance(s, tuple):
+        return raw
+    return str(tuple(-1 if d == 0 else d for d in s))
 
 
 def to_json(sym) -> str:
@@ -61,6 +80,9 @@ def load_json(json_str):
     except RecursionError:   # json's decoder recurses per bracket
         raise FormatError("load_json: not an MXNet symbol JSON document (nested too deeply "
                           "to be a symbol graph)") from None
+    from ..util import is_np_shape
+    # a document written without NumPy shapes, read with them on: its 0 dims mean unknown
+    upgrade = is_np_shape() and not _graph_flag(d, "is_np_shape")
     built = []
     for k, rn in enumerate(raw_nodes):
         if not isinstance(rn, dict) or "op" not in rn or "name" not in rn:
@@ -73,6 +95,8 @@ def load_json(json_str):
         inputs = [_entry(e, k, built, f"input {j} of node {k} ({name!r})")
                   for j, e in enumerate(rn.get("inputs", []))]
         if rn["op"] == "null":
+            if upgrade and "__shape__" in attrs:
+                attrs["__shape__"] = _legacy_shape(attrs["__shape__"])
             built.append(Node(None, name, None, attrs, inputs))
             continue
         if not has_op(rn["op"]):
@@ -95,3 +119,12 @@ def load_json(json_str):
     if not out:
         raise FormatError("load_json: the document has no heads")
     return Symbol(out)
+
+
+def _graph_flag(doc, key):
+    """An ``["int", v]`` graph attribute of a JSON document as bool."""
+    v = (doc.get("attrs") or {}).get(key)
+    try:
+        return bool(int(v[1] if isinstance(v, (list, tuple)) else v))
+    except (TypeError, ValueError, IndexError):
+        return False

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..base import MXNetError
 from ..storage import STYPE_ID, check_stype
+from ..util import is_np_shape
 from .arith import NotImplementedForSymbol, SymbolOps
 from .graph import IndexedGraph, Node, bump_epoch, current_epoch, storage_key, topo_order
 from .naming import current_attr_scope, expand_attr, list_form
@@ -323,11 +324,14 @@ class Symbol(SymbolOps):
         """((arg, out, aux) in MXNet's form, complete?)."""
         from ..passes.infer_shape import infer_shape
 
+        np_shape = is_np_shape()
+        unknown_dim = -1 if np_shape else 0  # MXNet: -1 under NumPy shapes, else 0
+
         def conv_in(v, where):
             if not isinstance(v, (tuple, list)):
                 raise TypeError(f"Arguments need to be shapes (tuple), but {where} is "
                                 f"{type(v)}.")
-            return tuple(None if d == 0 else int(d) for d in v)
+            return tuple(None if d == unknown_dim or d == -1 else int(d) for d in v)
 
         g, known = self._known("shapes", args, kwargs, conv_in)
         try:
@@ -341,7 +345,9 @@ class Symbol(SymbolOps):
         from ..ops.rules import known as _known_shape
 
         def conv(s):
-            return () if s is None else tuple(0 if d is None else d for d in s)
+            if s is None:  # an unknown shape: None under NumPy shapes, else ()
+                return None if np_shape else ()
+            return tuple(unknown_dim if d is None else d for d in s)
         eids = ([g.eid(n) for n in g.arg_nodes], [g.eid(n, i) for n, i in self._outputs],
                 [g.eid(n) for n in g.aux_nodes])
         complete = all(_known_shape(shapes[e]) for part in eids for e in part)
@@ -518,7 +524,10 @@ class Symbol(SymbolOps):
 
 
 def _shape_unknown(s):
-    return s is None or len(s) == 0 or 0 in s
+    """Whether an infer_shape result (legacy or NumPy-shape form) is not fully known."""
+    if s is None:
+        return True
+    return -1 in s if is_np_shape() else (len(s) == 0 or 0 in s)
 
 
 def _rewrap(err, msg):
