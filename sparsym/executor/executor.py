@@ -488,8 +488,9 @@ class Executor:
         return reshape_executor(self, partial_shaping, allow_up_sizing, kwargs)
 
     def debug_str(self):
-        """MXNet's plan listing plus dispatch modes and memory totals
-        ("Total N MB allocated")."""
+        """MXNet's plan listing plus dispatch modes and memory totals: "Total N MB
+        allocated" is, as in MXNet, the graph's own memory (the intermediate plan's peak
+        live bytes); the next line lists the bound arrays too."""
         from .report import debug_str
         return debug_str(self)
 

@@ -113,7 +113,9 @@ def debug_str(exe):
             lines.append(f"Dispatch:{_MODE_NAMES[s.mode]}, inputs={list(s.in_stypes)}, "
                          f"outputs={list(s.out_stypes)}")
     m = memory_totals(exe)
-    lines.append(f"Total {m['total'] >> 20} MB allocated")
+    # MXNet's line counts the graph's own storage (intermediates, outputs and gradients
+    # computed inside the plan), not the arrays bound to it: the plan's peak live bytes
+    lines.append(f"Total {m['intermediate_peak'] >> 20} MB allocated")
     lines.append(f"Total {m['total']} bytes allocated: arguments {m['arguments']}, gradients "
                  f"{m['gradients']}, aux states {m['aux_states']}, outputs {m['outputs']}, "
                  f"intermediate pool {m['pool']}")

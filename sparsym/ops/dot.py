@@ -180,12 +180,20 @@ def _batch_dot(a, xs):
 
 def batch_dot_shape(attrs, ins, outs):
     a, b = ins
-    if rules.known(a) and rules.known(b):
-        ta = a[:-2] + (a[-1], a[-2]) if attrs.transpose_a else a
-        tb = b[:-2] + (b[-1], b[-2]) if attrs.transpose_b else b
-        if ta[-1] != tb[-2] or ta[0] != tb[0]:
-            raise rules.Conflict("shape", 1, "input", ta, tb)
-        rules.set_shape(outs, 0, ta[:-1] + (tb[-1],), "output")
+    if a is None or b is None or len(a) < 3 or len(b) < 3:
+        return ins, outs
+    ta = a[:-2] + (a[-1], a[-2]) if attrs.transpose_a else a
+    tb = b[:-2] + (b[-1], b[-2]) if attrs.transpose_b else b
+    if ta[-1] is None or tb[-2] is None:  # MXNet: an unknown inner size decides nothing
+        return ins, outs
+    try:
+        batch = rules.merge_shape(tuple(ta[:-2]), tuple(tb[:-2]))
+    except ValueError:
+        raise rules.Conflict("shape", 1, "input", ta, tb) from None
+    if ta[-1] != tb[-2]:
+        raise rules.Conflict("shape", 1, "input", ta, tb)
+    # an unknown batch size stays unknown in the output (MXNet's partial inference)
+    rules.set_shape(outs, 0, tuple(batch) + (ta[-2], tb[-1]), "output")
     return ins, outs
 
 

@@ -306,6 +306,12 @@ _same_rows = (Dispatch((D,), (D,), lambda a, xs: (_copy_raw(xs[0]),)),
               Dispatch((R,), (R,), lambda a, xs: (_copy_raw(xs[0]),)))
 register(OpDef("_copy", dispatch=_same_rows, gradient=identity_grad, aliases=("identity",),
                doc="Return a copy of the input (keeps the storage type)."))
+register(OpDef(
+    "_identity_with_attr_like_rhs", inputs=("lhs", "rhs"),
+    dispatch=tuple(Dispatch((r.ins[0], "*"), r.outs, r.kernel) for r in _same_rows),
+    gradient=lambda node, og: [og[0], None],
+    doc="Return ``lhs``; its shape and dtype are tied to ``rhs``'s (MXNet uses it to pass "
+        "shape constraints backwards). No gradient flows to ``rhs``."))
 register(OpDef("BlockGrad", dispatch=_same_rows, gradient=no_grad,
                aliases=("stop_gradient", "_sparse_stop_gradient"),
                doc="Pass the input through; no gradient flows back."))

@@ -329,6 +329,8 @@ register(OpDef(
 # ----------------------------------------------------------------------------- where
 def where_shape(attrs, ins, outs):
     c, x, y = ins
+    if not rules.known(c):  # MXNet infers nothing until the condition's shape is known
+        return ins, outs
     cur = None
     for i, s in ((1, x), (2, y)):
         try:
@@ -344,9 +346,7 @@ def where_shape(attrs, ins, outs):
     for i in (1, 2):
         rules.set_shape(ins, i, cur)
     rules.set_shape(outs, 0, cur, "output")
-    if c is None:
-        ins[0] = tuple(cur)
-    elif rules.known(c) and rules.known(cur) and tuple(c) != tuple(cur) \
+    if rules.known(c) and rules.known(cur) and tuple(c) != tuple(cur) \
             and tuple(c) != (cur[0],):
         raise rules.Conflict("shape", 0, "input", f"{tuple(cur)} or ({cur[0]},)", c)
     return ins, outs

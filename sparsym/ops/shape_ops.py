@@ -44,7 +44,7 @@ def _masked_bwd_grad(bname):
 
 
 def unary_shape_op(name, params, fwd, out_shape, bwd, doc, aliases=(), in_shape=None,
-                   extra_rows=(), masked=False):
+                   extra_rows=(), masked=False, partial=False):
     """Register ``name(data)`` and ``_backward_<name>(ograd, data)``.
 
     fwd(a, x) -> y; out_shape(a, in_shape) -> out shape (in_shape fully known) or raises
@@ -52,9 +52,11 @@ def unary_shape_op(name, params, fwd, out_shape, bwd, doc, aliases=(), in_shape=
     bwd(a, g, x) -> dx. The op is linear (its backward is the adjoint, whose gradient is
     the op again) unless ``masked``: bwd is then ograd times a piecewise-constant mask of
     data (clip), and its gradient is the backward op again.
+    ``partial``: out_shape also maps partially known shapes (None
+    dims), as MXNet's transpose does for an unknown batch size.
     """
     def shape(attrs, ins, outs):
-        if rules.known(ins[0]):
+        if rules.known(ins[0]) or (partial and ins[0] is not None):
             rules.set_shape(outs, 0, out_shape(attrs, tuple(ins[0])), "output")
         elif in_shape is not None and outs[0] is not None:
             got = in_shape(attrs, tuple(outs[0]), ins[0])
@@ -231,7 +233,7 @@ unary_shape_op(
     "transpose", Params(axes=Field("shape", (), doc="permutation; default reverses the axes")),
     lambda a, x: np.ascontiguousarray(np.transpose(x, _perm(a, x.ndim))), _transpose_out,
     lambda a, g, x: np.ascontiguousarray(np.transpose(g, np.argsort(_perm(a, x.ndim)))),
-    in_shape=_transpose_in,
+    in_shape=_transpose_in, partial=True,
     doc="""Permute the axes (reverse them by default).
 
     Parameters

@@ -254,6 +254,15 @@ class Symbol(SymbolOps):
         bump_epoch()
         self._cache = None
 
+    def _gen_atomic_symbol(self):
+        """The head node's operator alone, with its attributes and no inputs (MXNet's
+        atomic symbol, used to rebuild a node)."""
+        node = self._outputs[0][0]
+        if node.op is None:
+            raise MXNetError(f"_gen_atomic_symbol: {node.name!r} is a variable, not an operator")
+        atom = Node(node.op, "", node.params, dict(node.attr), [], node.given)
+        return Symbol([(atom, i) for i in range(node.op.n_visible(node.params))])
+
     # ------------------------------------------------------------------ inference
     def _known(self, what, args, kwargs, convert):
         """Map positional or keyword inputs to eids; MXNet's errors for misuse."""

@@ -111,8 +111,12 @@ def conv_shape(attrs, ins, outs):
                                  data)
         osp.append(o)
     rules.set_shape(outs, 0, _join(attrs, n, f, osp), "output")
-    if n is None and outs[0] is not None and outs[0][0] is not None:
-        rules.set_shape(ins, 0, (outs[0][0],) + tuple(data[1:]))
+    if outs[0] is not None and (n is None or None in sp):
+        # backward from a known output (MXNet): the batch, and at stride 1 the spatial size
+        on, _, osp_known = _split(attrs, outs[0])
+        isp = tuple(sp[i] if sp[i] is not None or osp_known[i] is None or s[i] != 1 else
+                    osp_known[i] + d[i] * (attrs.kernel[i] - 1) - 2 * p[i] for i in range(nd))
+        rules.set_shape(ins, 0, _join(attrs, n if n is not None else on, c, isp))
     return ins, outs
 
 
