@@ -14,6 +14,10 @@ _populate(sparse.__dict__, sparse=True)
 sparse.__dict__.update({"csr_matrix": sparse.csr_matrix, "row_sparse_array":
                         sparse.row_sparse_array, "zeros": sparse.zeros, "empty": sparse.empty,
                         "array": sparse.array})
+from .ufuncs import (add, divide, equal, greater, greater_equal, hypot,  # noqa: F401,E402
+                     lesser, lesser_equal, logical_and, logical_or, logical_xor, maximum,
+                     minimum, modulo, multiply, not_equal, onehot_encode, power, subtract,
+                     true_divide)
 from . import random  # noqa: F401,E402  (mx.nd.random)
 from . import contrib  # noqa: F401,E402  (mx.nd.contrib)
 from . import linalg  # noqa: F401,E402  (mx.nd.linalg)

@@ -15,6 +15,7 @@ from .symbol import (  # noqa: F401
 
 _populate(globals())
 from . import sparse  # noqa: F401,E402  (mx.sym.sparse)
+from .arith import hypot, maximum, minimum, pow, power  # noqa: F401,E402,A004
 from . import contrib  # noqa: F401,E402  (mx.sym.contrib)
 from . import linalg  # noqa: F401,E402  (mx.sym.linalg)
 from .creation import arange, full, ones, random, zeros  # noqa: F401,E402

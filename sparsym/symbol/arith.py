@@ -205,3 +205,33 @@ SymbolOps.split = _fluent("split", ("split", "SliceChannel"))
 SymbolOps.flip = _fluent("flip", ("flip", "reverse"))
 SymbolOps.flatten = _fluent("flatten", ("Flatten", "flatten"))
 SymbolOps.swapaxes = _fluent("swapaxes", ("swapaxes", "SwapAxis"))
+
+
+def _sym_binary(name, sym_op, scalar_op, rscalar_op, py_op):
+    """``mx.sym.<name>(left, right)``: Symbols, or a Symbol and a scalar (MXNet's symbol.py)."""
+    def fn(left, right):
+        l_sym, r_sym = isinstance(left, SymbolOps), isinstance(right, SymbolOps)
+        if l_sym and r_sym:
+            return _call(sym_op, [left, right], {}, sym_op)
+        if l_sym or r_sym:
+            sym, scalar = (left, right) if l_sym else (right, left)
+            if not _numeric(scalar):
+                raise TypeError(f"{name}: type {type(scalar)} not supported")
+            op = scalar_op if l_sym else rscalar_op
+            return _call(op, [sym], {"scalar": scalar}, op.replace("_scalar", "scalar"))
+        if _numeric(left) and _numeric(right):
+            return py_op(left, right)
+        raise TypeError(f"{name}: types ({type(left)}, {type(right)}) not supported")
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"Element-wise ``{name}`` of two Symbols, or of a Symbol and a scalar "
+                  "(two scalars: the Python result).\n\nParameters\n----------\n"
+                  "left, right : Symbol or scalar\n\nReturns\n-------\nSymbol\n")
+    return fn
+
+
+maximum = _sym_binary("maximum", "_maximum", "_maximum_scalar", "_maximum_scalar", max)
+minimum = _sym_binary("minimum", "_minimum", "_minimum_scalar", "_minimum_scalar", min)
+power = _sym_binary("power", "_power", "_power_scalar", "_rpower_scalar", pow)
+pow = _sym_binary("pow", "_power", "_power_scalar", "_rpower_scalar", pow)  # noqa: A001
+hypot = _sym_binary("hypot", "_hypot", "_hypot_scalar", "_hypot_scalar",
+                    lambda a, b: float(np.hypot(a, b)))
