@@ -7,7 +7,7 @@ from .ndarray import (NDArray, array, arange, concatenate, empty, full, moveaxis
                       ones, waitall, zeros)
 from .op import populate as _populate
 from .sparse import CSRNDArray, RowSparseNDArray  # noqa: F401
-from .utils import load, save  # noqa: F401
+from .utils import load, load_frombuffer, save  # noqa: F401
 
 _populate(globals())
 _populate(sparse.__dict__, sparse=True)

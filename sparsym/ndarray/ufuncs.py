@@ -85,10 +85,10 @@ lesser = _make("lesser", "broadcast_lesser", _cmp(operator.lt), "_lesser_scalar"
 lesser_equal = _make("lesser_equal", "broadcast_lesser_equal", _cmp(operator.le),
                      "_lesser_equal_scalar", "_greater_equal_scalar",
                      "1 where ``lhs <= rhs``, else 0,")
-logical_and = _make("logical_and", "broadcast_logical_and", lambda a, b: float(bool(a) and bool(b)), None,
-                    None, "Logical and (1/0)")
-logical_or = _make("logical_or", "broadcast_logical_or", lambda a, b: float(bool(a) or bool(b)), None,
-                   None, "Logical or (1/0)")
+logical_and = _make("logical_and", "broadcast_logical_and",
+                    lambda a, b: float(bool(a) and bool(b)), None, None, "Logical and (1/0)")
+logical_or = _make("logical_or", "broadcast_logical_or",
+                   lambda a, b: float(bool(a) or bool(b)), None, None, "Logical or (1/0)")
 logical_xor = _make("logical_xor", "broadcast_logical_xor",
                     lambda a, b: float(bool(a) != bool(b)), None, None, "Logical xor (1/0)")
 

@@ -1,7 +1,7 @@
 """nd.save / nd.load in MXNet's binary NDArray-list format (never unpickles)."""
 from __future__ import annotations
 
-from .ndarray import NDArray, wrap
+from .ndarray import NDArray, array, empty, wrap, zeros  # noqa: F401  (MXNet's utils names)
 
 
 def save(fname, data):
@@ -29,7 +29,19 @@ def save(fname, data):
 def load(fname):
     """Load arrays saved by :func:`save` or by MXNet 1.x; returns a list or a dict."""
     from .serialization import load_raw
-    raw = load_raw(fname)
+    return _wrap_loaded(load_raw(fname))
+
+
+def load_frombuffer(buf):
+    """Load arrays from the bytes of a file written by :func:`save` (MXNet's
+    ``nd.load_frombuffer``); returns a list or a dict."""
+    from .serialization import load_raw
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise TypeError(f"load_frombuffer expects bytes, got {type(buf).__name__}")
+    return _wrap_loaded(load_raw(buf))
+
+
+def _wrap_loaded(raw):
     if isinstance(raw, dict):
         return {k: wrap(v) for k, v in raw.items()}
     return [wrap(v) for v in raw]

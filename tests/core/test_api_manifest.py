@@ -1,0 +1,108 @@
+"""Every public name of MXNet 1.9.1's modules (issue 16, scope 2) exists in sparsym.
+
+The manifest, tests/fixtures/mxnet/api_manifest.json, is recorded from MXNet 1.9.1 by
+tests/fixtures/make_mxnet_api.py. Names generated from MXNet's operator registry (kind
+``op``) are checked by tests/ops/test_op_signatures.py and the operator issue, not here.
+A name may be missing only when listed in EXCLUDED with its reason; an excluded name that
+now exists fails the test too, so the list only shrinks.
+"""
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mxnet" / "api_manifest.json"
+MANIFEST = json.loads(FIXTURE.read_text())
+
+# reasons (docs/migrating_from_mxnet.md lists the unsupported parts)
+C_API = "ctypes bridge to libmxnet's C API; sparsym has no C library"
+OUT_OF_SCOPE = "out of scope (issue 16): mx.np / npx / image / onnx / tvm / torch / rtc"
+IMAGE = "reads images: needs an image codec (mx.image is out of scope)"
+PENDING = "pending: owned by another helper of issue 16, not landed yet"
+OPS = "an operator front end: the operator issue adds the op"
+TODO = "not implemented yet (issue 16 follow-up)"
+
+EXCLUDED = {
+    "mxnet": {
+        **{n: OUT_OF_SCOPE for n in (
+            "image", "img", "np", "npx", "numpy", "numpy_extension", "numpy_dispatch_protocol",
+            "numpy_op_fallback", "numpy_op_signature", "np_symbol", "onnx", "tvmop", "th",
+            "torch", "rtc", "library", "libinfo", "notebook", "api", "ndarray_doc",
+            "symbol_doc")},
+        "executor_manager": "MXNet's deprecated pre-Module executor manager (for FeedForward)",
+        "error": TODO, "log": TODO, "registry": TODO,
+        "gluon": PENDING, "operator": PENDING, "profiler": PENDING, "recordio": PENDING,
+    },
+    "mxnet.base": {n: C_API for n in (
+        "MXCallbackList", "c2pyerror", "c_array", "c_array_buf", "c_handle_array", "c_str",
+        "c_str_array", "check_call", "ctypes2buffer", "ctypes2numpy_shared",
+        "get_last_ffi_error", "mx_float_p")},
+    "mxnet.io": {**{n: IMAGE for n in (
+        "ImageDetRecordIter", "ImageRecordInt8Iter", "ImageRecordIter", "ImageRecordIter_v1",
+        "ImageRecordUInt8Iter", "ImageRecordUInt8Iter_v1")},
+        "MXDataIter": "wraps C++ data iterators of libmxnet; sparsym's are Python classes",
+        "MNISTIter": PENDING, "utils": TODO},
+    "mxnet.kvstore": {n: PENDING for n in ("KVStoreBase", "KVStoreServer", "base", "kvstore",
+                                             "kvstore_server")},
+    "mxnet.model": {"FeedForward": PENDING, "SKLEARN_INSTALLED": PENDING},
+    "mxnet.module": {n: PENDING for n in ("PythonLossModule", "PythonModule", "python_module")},
+    "mxnet.ndarray": {
+        **{n: OPS for n in ("eye", "histogram", "linspace", "split_v2")},
+        **{n: OUT_OF_SCOPE for n in ("image", "imdecode", "numpy", "numpy_extension", "linalg")},
+        **{n: TODO for n in ("CachedOp", "from_dlpack", "from_numpy", "to_dlpack_for_read",
+                             "to_dlpack_for_write", "get_indexing_dispatch_code",
+                             "get_oshape_of_gather_nd_op",
+                             "indexing_key_expand_implicit_axes")}},
+    "mxnet.ndarray.contrib": {**{n: TODO for n in ("cond", "foreach", "while_loop")},
+                              **{n: OPS for n in ("isfinite", "isinf", "isnan",
+                                                  "rand_zipfian")}},
+    "mxnet.ndarray.random": {n: OPS for n in (
+        "exponential", "gamma", "generalized_negative_binomial", "multinomial",
+        "negative_binomial", "poisson", "randint", "shuffle")},
+    "mxnet.operator": {"*": PENDING},
+    "mxnet.profiler": {"*": PENDING},
+    "mxnet.recordio": {"*": PENDING},
+    "mxnet.optimizer": {"LAMB": PENDING, "LARS": PENDING, "contrib": PENDING},
+    "mxnet.rnn": {n: TODO for n in (
+        "BaseConvRNNCell", "ConvGRUCell", "ConvLSTMCell", "ConvRNNCell", "DataBatch",
+        "DataDesc", "DataIter", "init", "load_checkpoint", "ndarray", "rnn_unroll",
+        "save_checkpoint", "symbol")},
+    "mxnet.symbol": {**{n: OPS for n in ("eye", "histogram", "linspace", "split_v2")},
+                     **{n: OUT_OF_SCOPE for n in ("image", "numpy", "numpy_extension",
+                                                   "linalg")}},
+    "mxnet.symbol.contrib": {**{n: TODO for n in ("cond", "foreach", "while_loop")},
+                             "rand_zipfian": OPS},
+    "mxnet.symbol.random": {n: OPS for n in (
+        "exponential", "gamma", "generalized_negative_binomial", "multinomial",
+        "negative_binomial", "poisson", "randint", "shuffle")},
+}
+
+
+def _module(modname):
+    try:
+        return importlib.import_module(modname.replace("mxnet", "sparsym", 1))
+    except ImportError:
+        return None
+
+
+@pytest.mark.parametrize("modname", sorted(MANIFEST))
+def test_module_has_mxnet_names(modname):
+    excluded = EXCLUDED.get(modname, {})
+    mod = _module(modname)
+    if mod is None:
+        assert "*" in excluded, f"{modname} does not import"
+        return
+    assert "*" not in excluded, f"{modname} imports now: drop its '*' exclusion"
+    names = [n for n, kind in MANIFEST[modname].items() if kind != "op"]
+    missing = sorted(n for n in names if not hasattr(mod, n) and n not in excluded)
+    assert not missing, f"{modname} lacks MXNet names {missing}"
+    stale = sorted(n for n in excluded if hasattr(mod, n))
+    assert not stale, f"{modname}: {stale} exist now: remove them from EXCLUDED"
+
+
+def test_exclusions_name_manifest_entries():
+    for modname, names in EXCLUDED.items():
+        assert modname in MANIFEST
+        unknown = [n for n in names if n != "*" and n not in MANIFEST[modname]]
+        assert not unknown, (modname, unknown)
