@@ -10,6 +10,9 @@ from ..base import MXNetError, ShapeError, StorageError, dtype_of
 from ..context import Context, current_context, require_usable
 from .tape import STATE
 
+# MXNet's name for the builtin ``slice`` (its module shadows ``slice`` with the operator)
+py_slice = slice
+
 __all__ = ["NDArray", "wrap", "array", "zeros", "ones", "empty", "full", "arange", "waitall",
            "concatenate", "moveaxis"]
 
