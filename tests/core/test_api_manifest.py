@@ -49,7 +49,7 @@ EXCLUDED = {
     "mxnet.module": {n: PENDING for n in ("PythonLossModule", "PythonModule", "python_module")},
     "mxnet.ndarray": {
         **{n: OPS for n in ("eye", "histogram", "linspace", "split_v2")},
-        **{n: OUT_OF_SCOPE for n in ("image", "imdecode", "numpy", "numpy_extension", "linalg")},
+        **{n: OUT_OF_SCOPE for n in ("image", "imdecode", "numpy", "numpy_extension")},
         **{n: TODO for n in ("CachedOp", "from_dlpack", "from_numpy", "to_dlpack_for_read",
                              "to_dlpack_for_write", "get_indexing_dispatch_code",
                              "get_oshape_of_gather_nd_op",
@@ -57,9 +57,6 @@ EXCLUDED = {
     "mxnet.ndarray.contrib": {**{n: TODO for n in ("cond", "foreach", "while_loop")},
                               **{n: OPS for n in ("isfinite", "isinf", "isnan",
                                                   "rand_zipfian")}},
-    "mxnet.ndarray.random": {n: OPS for n in (
-        "exponential", "gamma", "generalized_negative_binomial", "multinomial",
-        "negative_binomial", "poisson", "randint", "shuffle")},
     "mxnet.operator": {"*": PENDING},
     "mxnet.profiler": {"*": PENDING},
     "mxnet.recordio": {"*": PENDING},
@@ -69,13 +66,9 @@ EXCLUDED = {
         "DataDesc", "DataIter", "init", "load_checkpoint", "ndarray", "rnn_unroll",
         "save_checkpoint", "symbol")},
     "mxnet.symbol": {**{n: OPS for n in ("eye", "histogram", "linspace", "split_v2")},
-                     **{n: OUT_OF_SCOPE for n in ("image", "numpy", "numpy_extension",
-                                                   "linalg")}},
+                     **{n: OUT_OF_SCOPE for n in ("image", "numpy", "numpy_extension")}},
     "mxnet.symbol.contrib": {**{n: TODO for n in ("cond", "foreach", "while_loop")},
                              "rand_zipfian": OPS},
-    "mxnet.symbol.random": {n: OPS for n in (
-        "exponential", "gamma", "generalized_negative_binomial", "multinomial",
-        "negative_binomial", "poisson", "randint", "shuffle")},
 }
 
 
