@@ -253,7 +253,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     Returns
     -------
     NDArray or list of NDArray
-        One gradient per variable (a single NDArray when ``variables`` is one NDArray).
+        One gradient per variable (a list even for a single variable, as in MXNet).
 
     Examples
     --------
@@ -262,7 +262,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     >>> x.attach_grad()
     >>> with mx.autograd.record():
     ...     y = x * x * x
-    ...     dx = mx.autograd.grad(y, x, create_graph=True)
+    ...     dx = mx.autograd.grad(y, x, create_graph=True)[0]
     >>> dx.asnumpy().tolist()
     [3.0, 12.0]
     >>> dx.backward()
@@ -270,7 +270,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
     [6.0, 12.0]
     """
     heads, entries, head_grads = _heads(heads, head_grads)
-    variables, single = _as_list(variables, "variables")
+    variables, _ = _as_list(variables, "variables")
     if retain_graph is None:
         retain_graph = create_graph
     fwd = IndexedGraph(entries)
@@ -293,7 +293,7 @@ def grad(heads, variables, head_grads=None, retain_graph=None, create_graph=Fals
         _run_compiled(fwd, heads, head_grads, wrt, train_mode)
     if not retain_graph:
         _free(fwd)
-    return out[0] if single else out
+    return out
 
 
 def _grad_stype(node, v):

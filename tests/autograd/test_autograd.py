@@ -137,7 +137,7 @@ def test_higher_order_grad(fn, d1, d2, d3):
         g = getattr(nd, fn)(x)
         got = []
         for _ in derivs:
-            g = ag.grad(g, x, create_graph=True, retain_graph=True)
+            g = ag.grad(g, x, create_graph=True, retain_graph=True)[0]
             got.append(g.asnumpy())
     for want, have in zip(derivs, got):
         np.testing.assert_allclose(have, want(v), rtol=1e-5, atol=1e-6)
@@ -150,7 +150,7 @@ def test_grad_leaves_buffers_and_reports_unreachable():
     u.attach_grad()
     with ag.record():
         y = x * x * x
-    dx = ag.grad(y, x, head_grads=nd.array([1.0, 0.5]), retain_graph=True)
+    dx = ag.grad(y, x, head_grads=nd.array([1.0, 0.5]), retain_graph=True)[0]
     np.testing.assert_allclose(dx.asnumpy(), [3.0, 6.0])
     assert x.grad.asnumpy().tolist() == [0, 0]
     with pytest.raises(MXNetError, match="unreachable"):

@@ -14,7 +14,7 @@ def _second(fn, v=V):
     x.attach_grad()
     with ag.record():
         y = fn(x)
-        g = ag.grad(y, x, create_graph=True)
+        g = ag.grad(y, x, create_graph=True)[0]
     g.backward()
     return g.asnumpy(), x.grad.asnumpy()
 
@@ -59,8 +59,8 @@ def test_third_order_through_reshape_and_sum():
     x.attach_grad()
     with ag.record():
         y = (x.reshape((3, 1)) ** 3).sum()
-        g1 = ag.grad(y, x, create_graph=True)
-        g2 = ag.grad(g1.sum(), x, create_graph=True)
+        g1 = ag.grad(y, x, create_graph=True)[0]
+        g2 = ag.grad(g1.sum(), x, create_graph=True)[0]
         s = g2.sum()
     s.backward()
     np.testing.assert_allclose(g1.asnumpy(), 3 * V * V, rtol=1e-5)
@@ -80,12 +80,12 @@ def test_fully_connected_second_order(xshape, flatten):
     with ag.record():
         y = nd.FullyConnected(x, w, b, num_hidden=h, flatten=flatten)
         oy = nd.array(rng.random(y.shape))
-        xg = ag.grad(y, x, head_grads=oy, create_graph=True, retain_graph=True)
+        xg = ag.grad(y, x, head_grads=oy, create_graph=True, retain_graph=True)[0]
         oxg = nd.array(rng.random(xg.shape))
-        wgg = ag.grad(xg, w, head_grads=oxg)
-        wg = ag.grad(y, w, head_grads=oy, create_graph=True, retain_graph=True)
+        wgg = ag.grad(xg, w, head_grads=oxg)[0]
+        wg = ag.grad(y, w, head_grads=oy, create_graph=True, retain_graph=True)[0]
         owg = nd.array(rng.random(wg.shape))
-        xgg = ag.grad(wg, x, head_grads=owg)
+        xgg = ag.grad(wg, x, head_grads=owg)[0]
     o = oy.asnumpy().reshape(-1, h)
     n = o.shape[0]
     np.testing.assert_allclose(wg.asnumpy(), o.T @ x.asnumpy().reshape(n, -1), rtol=1e-5)
