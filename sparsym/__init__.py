@@ -35,6 +35,7 @@ from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
 from . import module  # noqa: F401
 from . import module as mod  # noqa: F401
+from . import gluon  # noqa: F401
 from . import callback  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import model  # noqa: F401

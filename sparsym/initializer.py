@@ -68,8 +68,17 @@ class Initializer:
         if not isinstance(desc, InitDesc):
             desc = InitDesc(str(desc))
         init = desc.attrs.get("__init__", "") if desc.attrs else ""
+        if isinstance(init, Initializer):  # a Gluon Parameter's own initializer
+            init._init_dispatch(desc, arr, explicit=True)
+            return
+        if isinstance(init, (Load, Mixed)):
+            init(desc, arr)
+            return
         if init:
-            klass, kwargs = json.loads(init)
+            if init.lstrip().startswith("["):
+                klass, kwargs = json.loads(init)
+            else:  # a bare registered name, as Gluon's init='xavier'
+                klass, kwargs = init, {}
             create(klass, **kwargs)._init_dispatch(desc, arr, explicit=True)
             return
         self._init_dispatch(desc, arr)

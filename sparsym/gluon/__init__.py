@@ -1,0 +1,12 @@
+"""Gluon: MXNet 1.x's imperative front end (Blocks, Parameters, Trainer, layers, data)."""
+from . import parameter  # noqa: F401
+from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict  # noqa
+from . import block  # noqa: F401
+from .block import Block, HybridBlock, SymbolBlock  # noqa: F401
+from . import nn  # noqa: F401
+from . import utils  # noqa: F401
+from . import loss  # noqa: F401
+from . import data  # noqa: F401
+from . import rnn  # noqa: F401
+from . import contrib  # noqa: F401
+from .trainer import Trainer  # noqa: F401

@@ -1,0 +1,812 @@
+"""Block, HybridBlock and SymbolBlock: Gluon's model containers (MXNet 1.9.1 semantics)."""
+from __future__ import annotations
+
+import copy
+import re
+import threading
+import warnings
+from collections import OrderedDict, defaultdict
+
+import numpy as np
+
+from .. import initializer, ndarray
+from .. import symbol as _symbol
+from ..ndarray.dtypes import flag_to_dtype
+from ..ndarray.ndarray import NDArray
+from ..symbol import naming as _name
+from ..symbol.symbol import Symbol
+from .parameter import (
+    DeferredInitializationError,
+    Parameter,
+    ParameterDict,
+    _brief_print_list,
+    _indent,
+)
+
+__all__ = ["Block", "HybridBlock", "SymbolBlock"]
+
+
+class _BlockScope:
+    """The naming scope of a Block: children get ``<hint><count>_`` prefixes under it."""
+
+    _current = threading.local()
+
+    def __init__(self, block):
+        self._block = block
+        self._counter = {}
+        self._old_scope = None
+        self._name_scope = None
+
+    @staticmethod
+    def create(prefix, params, hint):
+        """(prefix, ParameterDict) for a new Block created in the current scope."""
+        current = getattr(_BlockScope._current, "value", None)
+        if current is None:
+            if prefix is None:
+                prefix = _name.current().get(None, hint) + "_"
+            if params is None:
+                params = ParameterDict(prefix)
+            else:
+                params = ParameterDict(params.prefix, params)
+            return prefix, params
+        if prefix is None:
+            count = current._counter.get(hint, 0)
+            prefix = f"{hint}{count}_"
+            current._counter[hint] = count + 1
+        if params is None:
+            parent = current._block.params
+            params = ParameterDict(parent.prefix + prefix, parent._shared)
+        else:
+            params = ParameterDict(params.prefix, params)
+        return current._block.prefix + prefix, params
+
+    def __enter__(self):
+        if self._block._empty_prefix:
+            return self
+        self._old_scope = getattr(_BlockScope._current, "value", None)
+        _BlockScope._current.value = self
+        self._name_scope = _name.Prefix(self._block.prefix)
+        self._name_scope.__enter__()
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        if self._block._empty_prefix:
+            return
+        self._name_scope.__exit__(ptype, value, trace)
+        self._name_scope = None
+        _BlockScope._current.value = self._old_scope
+
+
+def _flatten(args, inout_str):
+    """(flat list of NDArray/Symbol/None, nesting format) of a nested list of inputs."""
+    if isinstance(args, NDArray):
+        return [args], 0
+    if isinstance(args, Symbol):
+        length = len(args.list_outputs())
+        return [args], (length if length > 1 else 0)
+    if args is None:
+        return [None], -1
+    if not isinstance(args, (list, tuple)):
+        raise ValueError(f"When hybridized, the input of HybridBlock {inout_str} must be "
+                         f"(nested) list of Symbol or NDArray, but got {args} of type "
+                         f"{type(args)}")
+    flat, fmts = [], []
+    for i in args:
+        arg, fmt = _flatten(i, inout_str)
+        flat.extend(arg)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def _regroup(args, fmt):
+    """Inverse of :func:`_flatten`: (nested value, remaining args)."""
+    if isinstance(fmt, int):
+        if fmt == 0:
+            return args[0], args[1:]
+        if fmt == -1:
+            if args[0] is not None:
+                raise ValueError("We do not support passing types that are not None when the "
+                                 "initial HybridBlock has received NoneType and has been "
+                                 f"hybridized. Received arg = {args[0]}, fmt = {fmt}.")
+            return None, args[1:]
+        return args[:fmt], args[fmt:]
+    if not isinstance(args, (list, tuple)):
+        raise ValueError("When hybridized, the output of HybridBlock must be (nested) list of "
+                         f"Symbol or NDArray, but got {args} of type {type(args)}")
+    ret = []
+    for i in fmt:
+        res, args = _regroup(args, i)
+        ret.append(res)
+    return ret, args
+
+
+class HookHandle:
+    """Removes a registered forward hook (``detach()`` or leaving a ``with`` block)."""
+
+    def __init__(self):
+        self._hooks_dict_ref = None
+        self._id = None
+
+    def attach(self, hooks_dict, hook):
+        assert self._hooks_dict_ref is None, "The same handle cannot be attached twice."
+        self._id = id(hook)
+        hooks_dict[self._id] = hook
+        self._hooks_dict_ref = hooks_dict
+
+    def detach(self):
+        hooks_dict = self._hooks_dict_ref
+        if hooks_dict is not None and self._id in hooks_dict:
+            del hooks_dict[self._id]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, ptype, value, trace):
+        self.detach()
+
+
+class Block:
+    """Base class of all layers and models.
+
+    Parameters
+    ----------
+    prefix : str, optional
+        Prefix of the names of this Block's Parameters and children (default: the class
+        name in lower case and a count, e.g. ``dense0_``).
+    params : ParameterDict, optional
+        Parameters to share (looked up before new ones are created).
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> from sparsym.gluon import nn
+    >>> class Model(mx.gluon.Block):
+    ...     def __init__(self, **kwargs):
+    ...         super().__init__(**kwargs)
+    ...         with self.name_scope():
+    ...             self.dense = nn.Dense(2, in_units=3)
+    ...     def forward(self, x):
+    ...         return self.dense(x)
+    >>> net = Model(prefix='model_')
+    >>> net.initialize()
+    >>> net(mx.nd.ones((4, 3))).shape
+    (4, 2)
+    """
+
+    def __init__(self, prefix=None, params=None):
+        self._empty_prefix = prefix == ""
+        self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
+        self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
+        self._scope = _BlockScope(self)
+        self._children = OrderedDict()
+        self._reg_params = {}
+        self._forward_hooks = OrderedDict()
+        self._forward_pre_hooks = OrderedDict()
+
+    def __repr__(self):
+        modstr = "\n".join([f"  ({key}): {_indent(repr(block), 2)}"
+                            for key, block in self.__dict__.items()
+                            if isinstance(block, Block)])
+        return f"{self.__class__.__name__}(\n{modstr}\n)"
+
+    def __setattr__(self, name, value):
+        """Register Blocks and Parameters assigned as attributes."""
+        if hasattr(self, name):
+            existing = getattr(self, name)
+            if isinstance(existing, (Parameter, Block)) and not isinstance(value,
+                                                                           type(existing)):
+                raise TypeError(f"Changing attribute type for {name} from {type(existing)} to "
+                                f"{type(value)}is not allowed.")
+        if isinstance(value, Block):
+            self.register_child(value, name)
+        elif isinstance(value, Parameter):
+            assert name not in self._reg_params, (
+                f"Overriding Parameter attribute {name} is not allowed. If you want to share "
+                "parameters between blocks, please set 'params' at Block construction instead.")
+            self._reg_params[name] = value
+        super().__setattr__(name, value)
+
+    def _check_container_with_block(self):
+        """Warn about lists/dicts of Blocks, which are not registered as children."""
+        children = set(self._children.values())
+
+        def _find_unregistered_block_in_container(data):
+            if isinstance(data, (list, tuple)):
+                return any(_find_unregistered_block_in_container(ele) for ele in data)
+            if isinstance(data, dict):
+                return any(_find_unregistered_block_in_container(v) for v in data.values())
+            if isinstance(data, Block):
+                return data not in children
+            return False
+
+        for k, v in self.__dict__.items():
+            if isinstance(v, (list, tuple, dict)) and not (k.startswith("__") or k == "_children"):
+                if _find_unregistered_block_in_container(v):
+                    warnings.warn(f'"{self.name}.{k}" is an unregistered container with Blocks. '
+                                  "Note that Blocks inside the list, tuple or dict will not be "
+                                  "registered automatically. Make sure to register them using "
+                                  "register_child() or switching to nn.Sequential/"
+                                  "nn.HybridSequential instead. ", stacklevel=3)
+
+    def _alias(self):
+        return self.__class__.__name__.lower()
+
+    @property
+    def prefix(self):
+        """Prefix of this Block's names."""
+        return self._prefix
+
+    @property
+    def name(self):
+        """The prefix without its trailing underscore."""
+        return self._name
+
+    def name_scope(self):
+        """A ``with`` scope under which children and symbols get this Block's prefix."""
+        return self._scope
+
+    @property
+    def params(self):
+        """This Block's own ParameterDict (children excluded)."""
+        return self._params
+
+    def collect_params(self, select=None):
+        """A ParameterDict of this Block's and all descendants' Parameters.
+
+        Parameters
+        ----------
+        select : str, optional
+            A regular expression the names must match (e.g. ``'.*weight|.*bias'``).
+        """
+        self._check_container_with_block()
+        ret = ParameterDict(self._params.prefix)
+        if not select:
+            ret.update(self.params)
+        else:
+            pattern = re.compile(select)
+            ret.update({n: v for n, v in self.params.items() if pattern.match(n)})
+        for cld in self._children.values():
+            ret.update(cld.collect_params(select=select))
+        return ret
+
+    def _collect_params_with_prefix(self, prefix=""):
+        if prefix:
+            prefix += "."
+        ret = {prefix + key: val for key, val in self._reg_params.items()}
+        for name, child in self._children.items():
+            ret.update(child._collect_params_with_prefix(prefix + name))
+        return ret
+
+    def save_parameters(self, filename, deduplicate=False):
+        """Save Parameters under their attribute paths (``0.weight``, ``dense.bias``...)."""
+        params = self._collect_params_with_prefix()
+        if deduplicate:
+            reverse_params = {v: k for k, v in params.items()}
+            params = {v: k for k, v in reverse_params.items()}
+        ndarray.save(filename, {key: val._reduce() for key, val in params.items()})
+
+    def save_params(self, filename):
+        """Deprecated: saves with full Parameter names (use :meth:`save_parameters`)."""
+        warnings.warn("save_params is deprecated. Please use save_parameters. Note that if "
+                      "you want load from SymbolBlock later, please use export instead. For "
+                      "details, see https://mxnet.apache.org/tutorials/gluon/save_load_params."
+                      "html", stacklevel=2)
+        try:
+            self.collect_params().save(filename, strip_prefix=self.prefix)
+        except ValueError as e:
+            raise ValueError(f"{e}\nsave_params is deprecated. Using save_parameters may "
+                             "resolve this error.") from e
+
+    def load_parameters(self, filename, ctx=None, allow_missing=False, ignore_extra=False,
+                        cast_dtype=False, dtype_source="current"):
+        """Load Parameters saved by :meth:`save_parameters` (or by ``save_params``)."""
+        loaded = ndarray.load(filename)
+        params = self._collect_params_with_prefix()
+        if not loaded and not params:
+            return
+        if not any("." in i for i in loaded.keys()):
+            # legacy files keep full Parameter names
+            self.collect_params().load(filename, ctx, allow_missing, ignore_extra, self.prefix,
+                                       cast_dtype=cast_dtype, dtype_source=dtype_source)
+            return
+        if not allow_missing:
+            params_inv = defaultdict(list)
+            for k, v in params.items():
+                params_inv[v].append(k)
+            for name, param in params.items():
+                assert any(p in loaded for p in params_inv[param]), (
+                    f"Parameter '{name}' is missing in file '{filename}', which contains "
+                    f"parameters: {_brief_print_list(loaded.keys())}. Set allow_missing=True "
+                    "to ignore missing parameters.")
+        for name in loaded:
+            if not ignore_extra and name not in params:
+                raise ValueError(
+                    f"Parameter '{name}' loaded from file '{filename}' is not present in "
+                    f"ParameterDict, which contains parameters "
+                    f"{_brief_print_list(self._params.keys())}. Set ignore_extra=True to ignore.")
+            if name in params:
+                params[name]._load_init(loaded[name], ctx, cast_dtype=cast_dtype,
+                                        dtype_source=dtype_source)
+
+    def load_params(self, filename, ctx=None, allow_missing=False, ignore_extra=False):
+        """Deprecated alias of :meth:`load_parameters`."""
+        warnings.warn("load_params is deprecated. Please use load_parameters.", stacklevel=2)
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
+
+    def register_child(self, block, name=None):
+        """Register ``block`` as a child (attributes do this automatically)."""
+        if name is None:
+            name = str(len(self._children))
+        self._children[name] = block
+
+    def register_forward_pre_hook(self, hook):
+        """Call ``hook(block, inputs)`` before each forward; returns a HookHandle."""
+        handle = HookHandle()
+        handle.attach(self._forward_pre_hooks, hook)
+        return handle
+
+    def register_forward_hook(self, hook):
+        """Call ``hook(block, inputs, outputs)`` after each forward; returns a HookHandle."""
+        handle = HookHandle()
+        handle.attach(self._forward_hooks, hook)
+        return handle
+
+    def apply(self, fn):
+        """Call ``fn(block)`` on every descendant, then on this Block."""
+        for cld in self._children.values():
+            cld.apply(fn)
+        fn(self)
+        return self
+
+    def initialize(self, init=initializer.Uniform(), ctx=None, verbose=False,
+                   force_reinit=False):
+        """Initialize all Parameters of this Block and its children."""
+        self.collect_params().initialize(init, ctx, verbose, force_reinit)
+
+    def hybridize(self, active=True, **kwargs):
+        """Hybridize every HybridBlock child (a plain Block itself runs imperatively)."""
+        for cld in self._children.values():
+            cld.hybridize(active, **kwargs)
+
+    def cast(self, dtype):
+        """Cast this Block's and its children's Parameters to ``dtype``."""
+        for child in self._children.values():
+            child.cast(dtype)
+        for _, param in self.params.items():
+            param.cast(dtype)
+
+    def zero_grad(self):
+        """Zero the gradients of all Parameters."""
+        self.collect_params().zero_grad()
+
+    def __call__(self, *args):
+        for hook in self._forward_pre_hooks.values():
+            hook(self, args)
+        out = self.forward(*args)
+        for hook in self._forward_hooks.values():
+            hook(self, args, out)
+        return out
+
+    def forward(self, *args):
+        """Override: the computation of this Block on NDArrays."""
+        raise NotImplementedError
+
+    def summary(self, *inputs):
+        """Print each layer's output shape and parameter count for ``inputs``."""
+        from .summary import summary
+        summary(self, *inputs)
+
+
+class HybridBlock(Block):
+    """A Block whose computation (:meth:`hybrid_forward`) runs on NDArrays or Symbols.
+
+    After :meth:`hybridize`, the first call traces ``hybrid_forward`` with ``F=mx.sym`` into
+    one Symbol, and every call runs it through the symbolic executor (plans cached by
+    input shapes, dtypes and storage types). Sparse Parameters are supported there: their
+    storage types are inferred like any bound argument's.
+    """
+
+    def __init__(self, prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._cached_graph = ()
+        self._cached_op = None
+        self._out_format = None
+        self._in_format = None
+        self._active = False
+        self._flags = []
+        self._callback = None
+        self._monitor_all = False
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if isinstance(value, HybridBlock):
+            self._clear_cached_op()
+
+    def _get_graph(self, *args):
+        if not self._cached_graph:
+            flatten_args, self._in_format = _flatten(args, "input")
+            real_arg_num = sum(ele is not None for ele in flatten_args)
+            if real_arg_num == 0:
+                raise ValueError("All args are None and we do not support such a case. "
+                                 f"Received args={args}")
+            flatten_inputs, symbol_inputs, cnt = [], [], 0
+            for arg in flatten_args:
+                if arg is None:
+                    flatten_inputs.append(None)
+                    continue
+                name = f"data{cnt}" if real_arg_num > 1 else "data"
+                arg_sym = _symbol.var(name)
+                cnt += 1
+                flatten_inputs.append(arg_sym)
+                symbol_inputs.append(arg_sym)
+            grouped_inputs = _regroup(flatten_inputs, self._in_format)[0]
+            params = {i: j.var() for i, j in self._reg_params.items()}
+            with self.name_scope():
+                out = self.hybrid_forward(_symbol, *grouped_inputs, **params)
+            out, self._out_format = _flatten(out, "output")
+            self._cached_graph = symbol_inputs, _symbol.Group(out)
+        return self._cached_graph
+
+    def _build_cache(self, *args):
+        from .cached_op import CachedGraph
+        inputs, out = self._get_graph(*args)
+        data_names = {data.name: i for i, data in enumerate(inputs)}
+        params = self.collect_params()
+        self._cached_op = CachedGraph(out, data_names, params, self._flags)
+
+    def _deferred_infer_shape(self, *args):
+        try:
+            self.infer_shape(*args)
+        except Exception as e:
+            raise ValueError("Deferred initialization failed because shape cannot be "
+                             f"inferred. {e}") from e
+
+    def _call_cached_op(self, *args):
+        if self._cached_op is None:
+            self._build_cache(*args)
+        flat, fmt = _flatten(args, "input")
+        if fmt != self._in_format:
+            raise ValueError("Invalid input format")
+        data = [a for a in flat if a is not None]
+        try:
+            out = self._cached_op(data)
+        except DeferredInitializationError:
+            self._deferred_infer_shape(*args)
+            for p in self._cached_op.params:
+                p._finish_deferred_init()
+            out = self._cached_op(data)
+        return _regroup(out, self._out_format)[0]
+
+    def _clear_cached_op(self):
+        self._cached_graph = ()
+        self._cached_op = None
+
+    def register_child(self, block, name=None):
+        if not isinstance(block, HybridBlock):
+            raise ValueError(f"Children of HybridBlock must also be HybridBlock, but {block} "
+                             f"has type {type(block)}. If you are using Sequential, please try "
+                             "HybridSequential instead.")
+        super().register_child(block, name)
+        self._clear_cached_op()
+
+    def hybridize(self, active=True, static_alloc=False, static_shape=False, **kwargs):
+        """Trace :meth:`hybrid_forward` into a Symbol at the next call and run it compiled.
+
+        Parameters
+        ----------
+        active : bool
+        static_alloc, static_shape : bool
+            Accepted for MXNet compatibility: the executor already keeps its plan and
+            buffers per input signature.
+        """
+        self._active = active
+        self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape)] + \
+            list(kwargs.items())
+        self._clear_cached_op()
+        if active and (self._forward_hooks or self._forward_pre_hooks):
+            warnings.warn(f'"{self}" is being hybridized while still having forward hook/'
+                          f'pre-hook. If "{self}" is a child of HybridBlock, the hooks will '
+                          "not take effect.", stacklevel=2)
+        super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
+                          **kwargs)
+
+    def cast(self, dtype):
+        self._clear_cached_op()
+        super().cast(dtype)
+
+    def _infer_attrs(self, infer_fn, attr, *args):
+        inputs, out = self._get_graph(*args)
+        flat, _ = _flatten(args, "input")
+        flat = [a for a in flat if a is not None]
+        known = {i.name: getattr(j, attr) for i, j in zip(inputs, flat)}
+        arg_attrs, _, aux_attrs = getattr(out, infer_fn + "_partial")(**known)
+        sdict = dict(zip(out.list_arguments(), arg_attrs))
+        sdict.update(zip(out.list_auxiliary_states(), aux_attrs))
+        for i in self.collect_params().values():
+            if i.name not in sdict:
+                continue
+            value = sdict[i.name]
+            if attr == "shape":
+                if value is None:
+                    continue
+                value = tuple(0 if d is None else d for d in value)
+            elif value is None:
+                continue
+            setattr(i, attr, value)
+
+    def infer_shape(self, *args):
+        """Infer the shapes of this Block's Parameters from input shapes."""
+        self._infer_attrs("infer_shape", "shape", *args)
+
+    def infer_type(self, *args):
+        """Infer the dtypes of this Block's Parameters from input dtypes."""
+        self._infer_attrs("infer_type", "dtype", *args)
+
+    def export(self, path, epoch=0, remove_amp_cast=True):
+        """Write ``path-symbol.json`` and ``path-%04d.params`` (MXNet's checkpoint format).
+
+        Returns
+        -------
+        (str, str)
+            The two file names.
+        """
+        if not self._cached_graph:
+            raise RuntimeError("Please first call block.hybridize() and then run forward with "
+                               "this block at least once before calling export.")
+        sym = self._cached_graph[1]
+        sym_file = f"{path}-symbol.json"
+        sym.save(sym_file, remove_amp_cast=remove_amp_cast)
+        arg_names = set(sym.list_arguments())
+        aux_names = set(sym.list_auxiliary_states())
+        arg_dict = {}
+        for name, param in self.collect_params().items():
+            if name in arg_names:
+                arg_dict[f"arg:{name}"] = param._reduce()
+            elif name in aux_names:
+                arg_dict[f"aux:{name}"] = param._reduce()
+        params_file = f"{path}-{epoch:04d}.params"
+        ndarray.save(params_file, arg_dict)
+        return sym_file, params_file
+
+    def register_op_hook(self, callback, monitor_all=False):
+        """Call ``callback(node_name, op_name, array)`` on operator outputs when hybridized
+        (inputs too with ``monitor_all``)."""
+        self._callback = callback
+        self._monitor_all = monitor_all
+        for cld in self._children.values():
+            cld._callback = callback
+            cld._monitor_all = monitor_all
+        self._clear_cached_op()
+
+    def forward(self, x, *args):
+        """Run :meth:`hybrid_forward` on NDArrays (compiled when hybridized) or Symbols."""
+        flat = _flatten([x] + list(args), "inputs")[0]
+        is_ndarray, ctx, exist = None, None, False
+        for ele in flat:
+            if isinstance(ele, NDArray):
+                if is_ndarray is False:
+                    raise ValueError("In HybridBlock, we do not support mixed NDArrays and "
+                                     "Symbols types for the input. Received types are: "
+                                     f"{[type(e) for e in flat]}.")
+                is_ndarray, exist, ctx = True, True, ele.context
+            elif isinstance(ele, Symbol):
+                if is_ndarray:
+                    raise ValueError("In HybridBlock, we do not support mixed NDArrays and "
+                                     "Symbols types for the input. Received types are: "
+                                     f"{[type(e) for e in flat]}.")
+                is_ndarray, exist = False, True
+            else:
+                assert ele is None, ("Only support None, NDArray and Symbol as the input. "
+                                     f"Received types are: {[type(e) for e in flat]}.")
+        if not exist:
+            raise ValueError("There must at least one NDArray or Symbol in the input, "
+                             f"received args={flat}")
+        if is_ndarray:
+            with ctx:
+                if self._active:
+                    return self._call_cached_op(x, *args)
+                try:
+                    params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+                except DeferredInitializationError:
+                    self._deferred_infer_shape(x, *args)
+                    for _, v in self.params.items():
+                        v._finish_deferred_init()
+                    params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+                return self.hybrid_forward(ndarray, x, *args, **params)
+        params = {i: j.var() for i, j in self._reg_params.items()}
+        with self.name_scope():
+            return self.hybrid_forward(_symbol, x, *args, **params)
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        """Override: the computation, with ``F`` either ``mx.nd`` or ``mx.sym``."""
+        raise NotImplementedError
+
+
+def _common_prefix(names):
+    """The longest common prefix of ``names`` ending at an underscore."""
+    if not names:
+        return ""
+    prefix = names[0]
+    for name in names:
+        i = 0
+        while i < len(prefix) and i < len(name) and prefix[i] == name[i]:
+            i += 1
+        prefix = prefix[:i]
+    return prefix
+
+
+def _infer_param_types(in_params, out_params, arg_params, aux_params, default=np.float32):
+    """Parameter dtypes of a graph inferred from its inputs' declared dtypes."""
+    dtypes = {}
+    for p in in_params:
+        d = p.attr("__dtype__")
+        if d is not None:
+            dtypes[p.name] = flag_to_dtype(int(d)) if d.lstrip("-").isdigit() else np.dtype(d)
+    try:
+        arg_types, _, aux_types = out_params.infer_type_partial(**dtypes)
+    except Exception:  # noqa: BLE001  (MXNet falls back to the default dtype too)
+        arg_types = aux_types = None
+    if arg_types is None or len(arg_types) != len(arg_params):
+        arg_types = [default] * len(arg_params)
+    if aux_types is None or len(aux_types) != len(aux_params):
+        aux_types = [default] * len(aux_params)
+    return ([t if t is not None else default for t in arg_types],
+            [t if t is not None else default for t in aux_types])
+
+
+class SymbolBlock(HybridBlock):
+    """A HybridBlock made from a Symbol graph (e.g. an exported or MXNet-trained model).
+
+    Parameters
+    ----------
+    outputs : Symbol or list of Symbol
+    inputs : Symbol or list of Symbol
+        The input variables; every other argument becomes a Parameter.
+    params : ParameterDict, optional
+        Parameters to share.
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> data = mx.sym.var('data')
+    >>> net = mx.gluon.SymbolBlock(mx.sym.FullyConnected(data, num_hidden=2, name='fc'), data)
+    >>> net.initialize()
+    >>> net(mx.nd.ones((3, 4))).shape
+    (3, 2)
+    """
+
+    @staticmethod
+    def imports(symbol_file, input_names, param_file=None, ctx=None, allow_missing=False,
+                ignore_extra=False):
+        """Load ``prefix-symbol.json`` (and a ``.params`` file) written by ``export``.
+
+        Parameters
+        ----------
+        symbol_file : str
+        input_names : str or list of str
+        param_file : str, optional
+        ctx : Context or list of Context, optional
+        """
+        sym = _symbol.load(symbol_file)
+        if isinstance(input_names, str):
+            input_names = [input_names]
+        if param_file is None:
+            inputs = [_symbol.var(i, dtype=np.float32) for i in input_names]
+        else:
+            inputs = [_symbol.var(i) for i in input_names]
+        ret = SymbolBlock(sym, inputs)
+        if param_file is not None:
+            ret.collect_params().load(param_file, ctx, allow_missing, ignore_extra,
+                                      cast_dtype=True, dtype_source="saved")
+        return ret
+
+    def __repr__(self):
+        inputs, out = self._cached_graph
+        return (f"{self.__class__.__name__}(\n{out} : {len(inputs)} -> "
+                f"{len(out.list_outputs())}\n)")
+
+    def __init__(self, outputs, inputs, params=None):
+        super().__init__(prefix=None, params=None)
+        self._prefix = ""
+        self._params = ParameterDict("", params)
+        if isinstance(inputs, Symbol) and len(inputs.list_outputs()) == 1:
+            inputs = [inputs]
+        if isinstance(outputs, (list, tuple)) and len(outputs) == 1:
+            outputs = outputs[0]
+        syms, self._in_format = _flatten(inputs, "input")
+        out, self._out_format = _flatten(outputs, "output")
+        input_names = set()
+        for i in syms:
+            assert len(i.get_internals().list_outputs()) == 1, \
+                f"Input symbols must be variable, but {i} is an output of operators"
+            input_names.add(i.name)
+        for i in out:
+            for name, attrs in i.attr_dict().items():
+                assert attrs.get("__storage_type__") not in ("1", "row_sparse"), \
+                    (f"SymbolBlock doesn't support Parameter '{name}' because its storage "
+                     "type is 'row_sparse'.")
+        out = _symbol.Group(out) if len(out) > 1 else out[0]
+        arg_params = out.list_arguments()
+        aux_params = out.list_auxiliary_states()
+        arg_types, aux_types = _infer_param_types(syms, out, arg_params, aux_params)
+        for i, arg in enumerate(arg_params):
+            if arg not in input_names:
+                self.params.get(arg, allow_deferred_init=True, dtype=arg_types[i])
+        for i, aux in enumerate(aux_params):
+            if aux not in input_names:
+                self.params.get(aux, grad_req="null", allow_deferred_init=True,
+                                dtype=aux_types[i])
+        self._cached_graph = syms, out
+        len_prefix = len(_common_prefix(list(self._params.keys())))
+        self._reg_params = {key[len_prefix:]: val for key, val in self._params.items()}
+
+    def forward(self, x, *args):
+        if isinstance(x, NDArray):
+            with x.context:
+                return self._call_cached_op(x, *args)
+        assert isinstance(x, Symbol), ("HybridBlock requires the first argument to forward be "
+                                       f"either Symbol or NDArray, but got {type(x)}")
+        flat, in_fmt = _flatten([x] + list(args), "input")
+        assert in_fmt == self._in_format, "Invalid input format"
+        ret = copy.copy(self._cached_graph[1])
+        ret._compose(**{k.name: v for k, v in zip(self._cached_graph[0], flat)})
+        outs = [ret[i] for i in range(len(ret.list_outputs()))]
+        return _regroup(outs, self._out_format)[0]
+
+    def _call_cached_op(self, *args):
+        flat, fmt = _flatten(args, "input")
+        if fmt != self._in_format and [fmt] != self._in_format:
+            raise ValueError("Invalid input format")
+        if self._cached_op is None:
+            from .cached_op import CachedGraph
+            inputs, out = self._cached_graph
+            self._cached_op = CachedGraph(out, {d.name: i for i, d in enumerate(inputs)},
+                                          self.collect_params(), self._flags)
+        data = [a for a in flat if a is not None]
+        try:
+            out = self._cached_op(data)
+        except DeferredInitializationError:
+            self._infer_symbol_shapes(data)
+            for p in self._cached_op.params:
+                p._finish_deferred_init()
+            out = self._cached_op(data)
+        return _regroup(out, self._out_format)[0]
+
+    def _infer_symbol_shapes(self, data):
+        inputs, out = self._cached_graph
+        known = {i.name: d.shape for i, d in zip(inputs, data)}
+        try:
+            arg_shapes, _, aux_shapes = out.infer_shape_partial(**known)
+        except Exception as e:
+            raise ValueError("Deferred initialization failed because shape cannot be "
+                             f"inferred. {e}") from e
+        sdict = dict(zip(out.list_arguments(), arg_shapes))
+        sdict.update(zip(out.list_auxiliary_states(), aux_shapes))
+        for p in self.collect_params().values():
+            if sdict.get(p.name) is not None:
+                p.shape = tuple(0 if d is None else d for d in sdict[p.name])
+
+    def _clear_cached_op(self):
+        tmp = self._cached_graph
+        super()._clear_cached_op()
+        self._cached_graph = tmp
+
+    def cast(self, dtype):
+        self._clear_cached_op()
+        super().cast(dtype)
+        if np.dtype(dtype).name == "float16":
+            # BatchNorm's statistics and scale stay float32 (MXNet's rule)
+            names = self._cached_graph[1].list_inputs()
+            for node in names:
+                for stat in ("running_var", "moving_var"):
+                    if node.endswith(stat):
+                        prefix = node[:-len(stat)]
+                        sibs = [prefix + t for t in (stat.replace("var", "mean"), "gamma",
+                                                     "beta")]
+                        if all(p in names for p in sibs):
+                            self.params.get(node).cast("float32")
+                            for sib in sibs:
+                                self.params.get(sib).cast("float32")
+
+    def hybrid_forward(self, F, x, *args, **kwargs):
+        raise NotImplementedError

@@ -1,0 +1,2 @@
+"""Contributed Gluon blocks (mx.gluon.contrib)."""
+from . import data, nn  # noqa: F401

@@ -1,0 +1,2 @@
+"""Contributed samplers (MXNet keeps IntervalSampler here)."""
+from ...data.sampler import IntervalSampler  # noqa: F401

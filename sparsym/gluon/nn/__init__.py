@@ -1,0 +1,5 @@
+"""Gluon neural network layers (mx.gluon.nn)."""
+from ..block import Block, HybridBlock, SymbolBlock  # noqa: F401
+from .activations import *  # noqa: F401,F403
+from .basic_layers import *  # noqa: F401,F403
+from .conv_layers import *  # noqa: F401,F403
