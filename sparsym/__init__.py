@@ -46,4 +46,5 @@ from . import visualization  # noqa: F401
 from . import runtime  # noqa: F401
 from . import plotting  # noqa: F401  (mx.callback.TrainingCurve)
 
+from . import numpy  # noqa: F401,E402  (mx.numpy: importable, not implemented)
 __version__ = "0.1.0"

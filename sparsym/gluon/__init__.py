@@ -2,7 +2,8 @@
 from . import parameter  # noqa: F401
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict  # noqa
 from . import block  # noqa: F401
-from .block import Block, HybridBlock, SymbolBlock  # noqa: F401
+from .block import Block, HybridBlock  # noqa: F401
+from .symbol_block import SymbolBlock  # noqa: F401
 from . import nn  # noqa: F401
 from . import utils  # noqa: F401
 from . import loss  # noqa: F401

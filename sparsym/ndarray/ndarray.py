@@ -12,6 +12,9 @@ from .tape import STATE
 
 # MXNet's name for the builtin ``slice`` (its module shadows ``slice`` with the operator)
 py_slice = slice
+# MXNet's stype ids, under the names its Python API uses
+_STORAGE_TYPE_STR_TO_ID = dict(st.STYPE_ID)
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in st.STYPE_ID.items()}
 
 __all__ = ["NDArray", "wrap", "array", "zeros", "ones", "empty", "full", "arange", "waitall",
            "concatenate", "moveaxis"]

@@ -1,6 +1,8 @@
 """Indexing operators: slice, slice_axis, take, pick, one_hot and where (with sparse rows)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import storage as st
@@ -217,7 +219,10 @@ def pick_shape(attrs, ins, outs):
         else:
             ax = norm_axis(attrs.axis, len(d), "pick")
             out = tuple(d[:ax]) + ((1,) if attrs.keepdims else ()) + tuple(d[ax + 1:])
-        rules.set_shape(ins, 1, out if out else (1,))
+        idx = ins[1]
+        # MXNet takes the index with or without the picked axis (same number of entries)
+        if idx is None or None in idx or math.prod(idx) != math.prod(out):
+            rules.set_shape(ins, 1, out if out else (1,))
         rules.set_shape(outs, 0, out if out else (1,), "output")
     return ins, outs
 

@@ -104,7 +104,8 @@ def _lrelu_inputs(a):
 
 def lrelu_shape(attrs, ins, outs):
     ins, outs = rules.first_input_shape(attrs, ins, outs)
-    if attrs.act_type == "prelu" and ins[0] is not None:
+    # MXNet: gamma is one slope per channel (axis 1) or a single slope shared by all
+    if attrs.act_type == "prelu" and ins[0] is not None and ins[1] != (1,):
         rules.set_shape(ins, 1, (ins[0][1],) if len(ins[0]) >= 2 else (1,))
     return ins, outs
 
