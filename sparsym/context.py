@@ -10,7 +10,20 @@ __all__ = ["Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "gpu_memory_info", "require_usable"]
 
 
-class Context:
+class _ContextMeta(type):
+    """``Context.default_ctx``: the thread's default context, readable and assignable on
+    the class (MXNet 1.x's deprecated class property)."""
+
+    @property
+    def default_ctx(cls):
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx):
+        cls._default.value = ctx
+
+
+class Context(metaclass=_ContextMeta):
     """A device context, ``Context('cpu', 0)``.
 
     Parameters

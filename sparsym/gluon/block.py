@@ -117,6 +117,37 @@ def _regroup(args, fmt):
     return ret, args
 
 
+def _trailing_none_match(fmt, stored):
+    """Formats equal but for trailing None arguments (defaults left out or passed)."""
+    if not isinstance(fmt, list) or not isinstance(stored, list):
+        return False
+    short, long_ = (fmt, stored) if len(fmt) < len(stored) else (stored, fmt)
+    return long_[:len(short)] == short and all(f == -1 for f in long_[len(short):])
+
+
+def _gather_type_ctx(args):
+    """(has a Symbol, has an NDArray, the first NDArray's context, all contexts) over nested
+    inputs;
+    other values (scalars, None) are ignored, as MXNet does."""
+    has_symbol = has_ndarray = False
+    ctx = None
+    ctxs = set()
+    stack = [args]
+    while stack:
+        a = stack.pop()
+        if isinstance(a, (list, tuple)):
+            stack.extend(reversed(a))
+        elif isinstance(a, NDArray):
+            if not has_ndarray:
+                ctx = a.context
+            if a.context.device_type != "cpu_pinned":  # MXNet lets pinned mix with cpu
+                ctxs.add(a.context)
+            has_ndarray = True
+        elif isinstance(a, Symbol):
+            has_symbol = True
+    return has_symbol, has_ndarray, ctx, ctxs
+
+
 class HookHandle:
     """Removes a registered forward hook (``detach()`` or leaving a ``with`` block)."""
 
@@ -523,8 +554,10 @@ class HybridBlock(Block):
         if self._cached_op is None:
             self._build_cache(*args)
         flat, fmt = _flatten(args, "input")
-        if fmt != self._in_format:
-            raise ValueError("Invalid input format")
+        if fmt != self._in_format and not _trailing_none_match(fmt, self._in_format):
+            raise ValueError("The argument structure of HybridBlock does not match the cached "
+                             f"version. Stored format = {self._in_format}, input format = "
+                             f"{fmt}")
         data = [a for a in flat if a is not None]
         try:
             out = self._cached_op(data)
@@ -647,30 +680,23 @@ class HybridBlock(Block):
 
     def forward(self, x, *args):
         """Run :meth:`hybrid_forward` on NDArrays (compiled when hybridized) or Symbols."""
-        flat = _flatten([x] + list(args), "inputs")[0]
-        is_ndarray, ctx, exist = None, None, False
-        for ele in flat:
-            if isinstance(ele, NDArray):
-                if is_ndarray is False:
-                    raise ValueError("In HybridBlock, we do not support mixed NDArrays and "
-                                     "Symbols types for the input. Received types are: "
-                                     f"{[type(e) for e in flat]}.")
-                is_ndarray, exist, ctx = True, True, ele.context
-            elif isinstance(ele, Symbol):
-                if is_ndarray:
-                    raise ValueError("In HybridBlock, we do not support mixed NDArrays and "
-                                     "Symbols types for the input. Received types are: "
-                                     f"{[type(e) for e in flat]}.")
-                is_ndarray, exist = False, True
-            else:
-                assert ele is None, ("Only support None, NDArray and Symbol as the input. "
-                                     f"Received types are: {[type(e) for e in flat]}.")
-        if not exist:
-            raise ValueError("There must at least one NDArray or Symbol in the input, "
-                             f"received args={flat}")
+        has_symbol, has_ndarray, ctx, ctxs = _gather_type_ctx([x] + list(args))
+        if has_symbol and has_ndarray:
+            raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols "
+                             "types for the input. Please check the type of the args.")
+        if not has_symbol and not has_ndarray:
+            raise ValueError("In HybridBlock, there must be one NDArray or one Symbol in the "
+                             "input. Please check the type of the args.")
+        is_ndarray = has_ndarray
         if is_ndarray:
             with ctx:
                 if self._active:
+                    if len(ctxs) > 1:
+                        raise ValueError("Find multiple contexts in the input, After "
+                                         "hybridized, the HybridBlock only supports one input "
+                                         f"context. You can print the ele.ctx in the input "
+                                         f"arguments to inspect their contexts. Find all "
+                                         f"contexts = {sorted(map(str, ctxs))}")
                     return self._call_cached_op(x, *args)
                 try:
                     params = {k: v.data(ctx) for k, v in self._reg_params.items()}

@@ -296,7 +296,7 @@ class CosineEmbeddingLoss(Loss):
         y_minus_1 = label == -1
         cos_sim_a = (1 - cos_sim) * y_1
         z_array = F.array([0]) if F is ndarray else F.zeros((1, 1))
-        cos_sim_b = F.broadcast_maximum(z_array, y_minus_1 * (cos_sim - self._margin), axis=1)
+        cos_sim_b = F.broadcast_maximum(z_array, y_minus_1 * (cos_sim - self._margin))
         loss = cos_sim_a + cos_sim_b
         return _apply_weighting(F, loss, self._weight, sample_weight)
 

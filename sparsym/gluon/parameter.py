@@ -135,7 +135,7 @@ class Parameter:
 
     @dtype.setter
     def dtype(self, dtype):
-        self._dtype = dtype
+        self.cast(dtype)  # MXNet 1.9: setting the dtype casts the arrays
 
     @property
     def shape(self):
@@ -449,7 +449,7 @@ class Parameter:
 
     def cast(self, dtype):
         """Cast data and gradient to ``dtype``."""
-        self.dtype = dtype
+        self._dtype = dtype
         self._var = None
         if self._data is None:
             return
@@ -532,9 +532,6 @@ class ParameterDict:
 
     def __iter__(self):
         return iter(self._params)
-
-    def __len__(self):
-        return len(self._params)
 
     def __contains__(self, key):
         return key in self._params

@@ -111,11 +111,10 @@ def clip_global_norm(arrays, max_norm, check_isfinite=True):
     if check_isfinite and not np.isfinite(total.asscalar()):
         warnings.warn(UserWarning("nan or inf is detected. Clipping results will be "
                                   "undefined."), stacklevel=2)
-    scale = max_norm / (total + 1e-8)
-    scale = ndarray.min(ndarray.concat(scale, ndarray.ones(1, ctx=ctx, dtype=scale.dtype),
-                                       dim=0))
+    # a Python scale: multiplying by a scalar keeps row_sparse arrays sparse (no fallback)
+    scale = min(float(max_norm / (total.asscalar() + 1e-8)), 1.0)
     for arr in arrays:
-        arr *= scale.as_in_context(arr.context)
+        arr *= scale
     if check_isfinite:
         return total.asscalar()
     return total

@@ -11,16 +11,34 @@ __all__ = ["NameManager", "Prefix", "AttrScope", "current", "current_attr_scope"
 
 
 class _ClassProperty:
-    """A read-only property on the class (MXNet's ``classproperty``)."""
+    """A property on the class (MXNet's ``classproperty``); assignable on the class when the
+    class uses :class:`_ClassPropertyMeta`."""
 
-    def __init__(self, fget):
+    def __init__(self, fget, fset=None):
         self.fget = fget
+        self.fset = fset
 
     def __get__(self, obj, cls):
         return self.fget(cls)
 
+    def setter(self, fset):
+        return _ClassProperty(self.fget, fset)
 
-class NameManager:
+
+class _ClassPropertyMeta(type):
+    """Route ``Cls.prop = value`` to a class property's setter (MXNet: thread-local scopes
+    are set this way, e.g. ``AttrScope.current = AttrScope(...)``)."""
+
+    def __setattr__(cls, key, value):
+        for klass in cls.__mro__:
+            prop = klass.__dict__.get(key)
+            if isinstance(prop, _ClassProperty) and prop.fset is not None:
+                prop.fset(cls, value)
+                return
+        super().__setattr__(key, value)
+
+
+class NameManager(metaclass=_ClassPropertyMeta):
     """Give unnamed symbols names ``<hint><count>`` (``fullyconnected0``, ``_plus1``...).
 
     The hint is the lower-cased name of the front-end function that created the symbol;
@@ -63,6 +81,12 @@ class NameManager:
                       "`with` statement with NameManager.", DeprecationWarning, stacklevel=2)
         return current()
 
+    @current.setter
+    def current(cls, value):  # noqa: N805
+        warnings.warn("NameManager.current has been deprecated. It is advised to use the "
+                      "`with` statement with NameManager.", DeprecationWarning, stacklevel=2)
+        NameManager._current.value = value
+
 
 class Prefix(NameManager):
     """A NameManager that prepends ``prefix`` to every name, given or generated.
@@ -93,7 +117,7 @@ def current() -> NameManager:
     return nm
 
 
-class AttrScope:
+class AttrScope(metaclass=_ClassPropertyMeta):
     """Attach string attributes (``ctx_group``, ``lr_mult``, ``__dunder__`` keys) to every
     symbol created inside the scope.
 
@@ -144,6 +168,12 @@ class AttrScope:
         warnings.warn("AttrScope.current has been deprecated. It is advised to use the "
                       "`with` statement with AttrScope.", DeprecationWarning, stacklevel=2)
         return current_attr_scope()
+
+    @current.setter
+    def current(cls, value):  # noqa: N805
+        warnings.warn("AttrScope.current has been deprecated. It is advised to use the "
+                      "`with` statement with AttrScope.", DeprecationWarning, stacklevel=2)
+        AttrScope._current.value = value
 
 
 def current_attr_scope() -> AttrScope:

@@ -9,7 +9,7 @@ from ..parameter import _indent, tensor_types
 
 __all__ = ["RecurrentCell", "HybridRecurrentCell", "RNNCell", "LSTMCell", "GRUCell",
            "SequentialRNNCell", "HybridSequentialRNNCell", "DropoutCell", "ModifierCell",
-           "ZoneoutCell", "ResidualCell", "BidirectionalCell"]
+           "ZoneoutCell", "ResidualCell", "BidirectionalCell", "LSTMPCell"]
 
 
 def _cells_state_info(cells, batch_size):
@@ -625,3 +625,62 @@ class BidirectionalCell(HybridRecurrentCell):
     def hybrid_forward(self, F, inputs, states):
         raise NotImplementedError("Bidirectional cannot be stepped. Please use unroll")
 
+
+
+class LSTMPCell(HybridRecurrentCell):
+    """LSTM with a projection of the hidden state (Sak et al., 2014): states are the
+    projected output r (``projection_size``) and the cell c (``hidden_size``)."""
+
+    def __init__(self, hidden_size, projection_size, i2h_weight_initializer=None,
+                 h2h_weight_initializer=None, h2r_weight_initializer=None,
+                 i2h_bias_initializer="zeros", h2h_bias_initializer="zeros", input_size=0,
+                 prefix=None, params=None):
+        super().__init__(prefix=prefix, params=params)
+        self._hidden_size = hidden_size
+        self._input_size = input_size
+        self._projection_size = projection_size
+        self.i2h_weight = self.params.get("i2h_weight", shape=(4 * hidden_size, input_size),
+                                          init=i2h_weight_initializer, allow_deferred_init=True)
+        self.h2h_weight = self.params.get("h2h_weight",
+                                          shape=(4 * hidden_size, projection_size),
+                                          init=h2h_weight_initializer, allow_deferred_init=True)
+        self.h2r_weight = self.params.get("h2r_weight", shape=(projection_size, hidden_size),
+                                          init=h2r_weight_initializer, allow_deferred_init=True)
+        self.i2h_bias = self.params.get("i2h_bias", shape=(4 * hidden_size,),
+                                        init=i2h_bias_initializer, allow_deferred_init=True)
+        self.h2h_bias = self.params.get("h2h_bias", shape=(4 * hidden_size,),
+                                        init=h2h_bias_initializer, allow_deferred_init=True)
+
+    def state_info(self, batch_size=0):
+        return [{"shape": (batch_size, self._projection_size), "__layout__": "NC"},
+                {"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
+
+    def _alias(self):
+        return "lstmp"
+
+    def __repr__(self):
+        shape = self.i2h_weight.shape
+        proj = self.h2r_weight.shape
+        return (f"{self.__class__.__name__}({shape[1] if shape[1] else None} -> {shape[0]} "
+                f"-> {proj[0]})")
+
+    def hybrid_forward(self, F, inputs, states, i2h_weight, h2h_weight, h2r_weight, i2h_bias,
+                       h2h_bias):
+        prefix = f"t{self._counter}_"
+        n = self._hidden_size * 4
+        i2h = F.FullyConnected(data=inputs, weight=i2h_weight, bias=i2h_bias, num_hidden=n,
+                               name=prefix + "i2h")
+        h2h = F.FullyConnected(data=states[0], weight=h2h_weight, bias=h2h_bias, num_hidden=n,
+                               name=prefix + "h2h")
+        sl = F.SliceChannel(i2h + h2h, num_outputs=4, name=prefix + "slice")
+        in_gate = F.Activation(sl[0], act_type="sigmoid", name=prefix + "i")
+        forget_gate = F.Activation(sl[1], act_type="sigmoid", name=prefix + "f")
+        in_transform = F.Activation(sl[2], act_type="tanh", name=prefix + "c")
+        out_gate = F.Activation(sl[3], act_type="sigmoid", name=prefix + "o")
+        next_c = F.elemwise_add(forget_gate * states[1], in_gate * in_transform,
+                                name=prefix + "state")
+        hidden = F.elemwise_mul(out_gate, F.Activation(next_c, act_type="tanh"),
+                                name=prefix + "hidden")
+        next_r = F.FullyConnected(data=hidden, num_hidden=self._projection_size,
+                                  weight=h2r_weight, no_bias=True, name=prefix + "out")
+        return next_r, [next_r, next_c]
