@@ -53,10 +53,6 @@ def _len_shape(attrs, ins, outs, out_shape):
     return ins, outs
 
 
-def _same_dtype_data(attrs, ins, outs):
-    return rules.first_input_type(attrs, ins, outs)
-
-
 def _grad(name):
     def grad(node, og):
         inputs = [og[0]] + list(node.inputs)
@@ -73,6 +69,18 @@ def _bwd_shape(attrs, ins, outs):
     if ins[1] is not None:
         rules.set_shape(outs, 0, ins[1], "output")
     return ins, outs
+
+
+def _register(name, params, fwd, bwd, out_shape, doc):
+    """Register ``name(data[, sequence_length])`` and its single-gradient backward op."""
+    register(OpDef(
+        name, params=params, inputs=_inputs, dispatch=(Dispatch((D, "..."), (D,), fwd),),
+        infer_shape=lambda a, i, o: _len_shape(a, i, o, out_shape),
+        infer_type=rules.first_input_type, gradient=_grad("_backward_" + name), doc=doc))
+    register(OpDef(
+        "_backward_" + name, params=params, inputs=_bwd_inputs,
+        dispatch=(Dispatch((D, D, "..."), (D,), bwd),), infer_shape=_bwd_shape,
+        infer_type=rules.first_input_type))
 
 
 # ----------------------------------------------------------------------------- SequenceMask
@@ -96,11 +104,8 @@ def _mask_bwd(a, xs):
     return (np.where(_valid(lens, x.shape[ax], ax, x.ndim), g, 0).astype(g.dtype),)
 
 
-register(OpDef(
-    "SequenceMask", params=_MASK, inputs=_inputs, dispatch=(Dispatch((D, "..."), (D,),
-                                                                     _mask_fwd),),
-    infer_shape=lambda a, i, o: _len_shape(a, i, o, lambda x, ax: x),
-    infer_type=_same_dtype_data, gradient=_grad("_backward_SequenceMask"),
+_register(
+    "SequenceMask", _MASK, _mask_fwd, _mask_bwd, lambda x, ax: x,
     doc="""Set the steps past each sequence's length to ``value``.
 
     Parameters
@@ -119,11 +124,7 @@ register(OpDef(
     >>> x = mx.nd.ones((3, 2))
     >>> mx.nd.SequenceMask(x, mx.nd.array([1, 3]), use_sequence_length=True).asnumpy().tolist()
     [[1.0, 1.0], [0.0, 1.0], [0.0, 1.0]]
-    """))
-register(OpDef(
-    "_backward_SequenceMask", params=_MASK, inputs=_bwd_inputs,
-    dispatch=(Dispatch((D, D, "..."), (D,), _mask_bwd),), infer_shape=_bwd_shape,
-    infer_type=rules.first_input_type))
+    """)
 
 
 # ----------------------------------------------------------------------------- SequenceLast
@@ -158,11 +159,8 @@ def _last_bwd(a, xs):
     return (dx,)
 
 
-register(OpDef(
-    "SequenceLast", params=_LAST, inputs=_inputs,
-    dispatch=(Dispatch((D, "..."), (D,), _last_fwd),),
-    infer_shape=lambda a, i, o: _len_shape(a, i, o, lambda x, ax: x[:ax] + x[ax + 1:]),
-    infer_type=_same_dtype_data, gradient=_grad("_backward_SequenceLast"),
+_register(
+    "SequenceLast", _LAST, _last_fwd, _last_bwd, lambda x, ax: x[:ax] + x[ax + 1:],
     doc="""The last valid step of each sequence.
 
     Parameters
@@ -179,11 +177,7 @@ register(OpDef(
     >>> x = mx.nd.array([[1, 2], [3, 4], [5, 6]])
     >>> mx.nd.SequenceLast(x, mx.nd.array([1, 3]), use_sequence_length=True).asnumpy().tolist()
     [1.0, 6.0]
-    """))
-register(OpDef(
-    "_backward_SequenceLast", params=_LAST, inputs=_bwd_inputs,
-    dispatch=(Dispatch((D, D, "..."), (D,), _last_bwd),), infer_shape=_bwd_shape,
-    infer_type=rules.first_input_type))
+    """)
 
 
 # ----------------------------------------------------------------------------- SequenceReverse
@@ -216,11 +210,8 @@ def _rev_bwd(a, xs):
     return (_rev_apply(g, _rev_index(a, xs[1:], x, "SequenceReverse")),)
 
 
-register(OpDef(
-    "SequenceReverse", params=_REV, inputs=_inputs,
-    dispatch=(Dispatch((D, "..."), (D,), _rev_fwd),),
-    infer_shape=lambda a, i, o: _len_shape(a, i, o, lambda x, ax: x),
-    infer_type=_same_dtype_data, gradient=_grad("_backward_SequenceReverse"),
+_register(
+    "SequenceReverse", _REV, _rev_fwd, _rev_bwd, lambda x, ax: x,
     doc="""Reverse each sequence within its length along axis 0.
 
     Parameters
@@ -238,8 +229,4 @@ register(OpDef(
     >>> y = mx.nd.SequenceReverse(x, mx.nd.array([2, 3]), use_sequence_length=True)
     >>> y.asnumpy().tolist()
     [[3.0, 6.0], [1.0, 4.0], [5.0, 2.0]]
-    """))
-register(OpDef(
-    "_backward_SequenceReverse", params=_REV, inputs=_bwd_inputs,
-    dispatch=(Dispatch((D, D, "..."), (D,), _rev_bwd),), infer_shape=_bwd_shape,
-    infer_type=rules.first_input_type))
+    """)

@@ -21,7 +21,31 @@ def _container_repr(block):
     return f"{block.__class__.__name__}(\n{modstr}\n)"
 
 
-class Sequential(Block):
+class _Container:
+    """Methods Sequential and HybridSequential share: add, indexing, length, repr."""
+
+    def add(self, *blocks):
+        """Append Blocks."""
+        for block in blocks:
+            self.register_child(block)
+
+    def __repr__(self):
+        return _container_repr(self)
+
+    def __getitem__(self, key):
+        layers = list(self._children.values())[key]
+        if isinstance(layers, list):
+            net = type(self)(prefix=self._prefix)
+            with net.name_scope():
+                net.add(*layers)
+            return net
+        return layers
+
+    def __len__(self):
+        return len(self._children)
+
+
+class Sequential(_Container, Block):
     """Stack Blocks one after another.
 
     Examples
@@ -38,30 +62,10 @@ class Sequential(Block):
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
 
-    def add(self, *blocks):
-        """Append Blocks."""
-        for block in blocks:
-            self.register_child(block)
-
     def forward(self, x):
         for block in self._children.values():
             x = block(x)
         return x
-
-    def __repr__(self):
-        return _container_repr(self)
-
-    def __getitem__(self, key):
-        layers = list(self._children.values())[key]
-        if isinstance(layers, list):
-            net = type(self)(prefix=self._prefix)
-            with net.name_scope():
-                net.add(*layers)
-            return net
-        return layers
-
-    def __len__(self):
-        return len(self._children)
 
     def hybridize(self, active=True, **kwargs):
         if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
@@ -71,36 +75,16 @@ class Sequential(Block):
         super().hybridize(active, **kwargs)
 
 
-class HybridSequential(HybridBlock):
+class HybridSequential(_Container, HybridBlock):
     """Stack HybridBlocks one after another (hybridizable as a whole)."""
 
     def __init__(self, prefix=None, params=None):
         super().__init__(prefix=prefix, params=params)
 
-    def add(self, *blocks):
-        """Append HybridBlocks."""
-        for block in blocks:
-            self.register_child(block)
-
     def hybrid_forward(self, F, x):
         for block in self._children.values():
             x = block(x)
         return x
-
-    def __repr__(self):
-        return _container_repr(self)
-
-    def __getitem__(self, key):
-        layers = list(self._children.values())[key]
-        if isinstance(layers, list):
-            net = type(self)(prefix=self._prefix)
-            with net.name_scope():
-                net.add(*layers)
-            return net
-        return layers
-
-    def __len__(self):
-        return len(self._children)
 
 
 class Dense(HybridBlock):

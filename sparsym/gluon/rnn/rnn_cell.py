@@ -12,6 +12,13 @@ __all__ = ["RecurrentCell", "HybridRecurrentCell", "RNNCell", "LSTMCell", "GRUCe
            "ZoneoutCell", "ResidualCell", "BidirectionalCell", "LSTMPCell"]
 
 
+def _check_unmodified(cell):
+    """A cell wrapped by a modifier (ZoneoutCell...) is used through the modifier only."""
+    assert not cell._modified, (
+        "After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be called "
+        "directly. Call the modifier cell instead.")
+
+
 def _cells_state_info(cells, batch_size):
     return sum([c.state_info(batch_size) for c in cells], [])
 
@@ -121,9 +128,7 @@ class RecurrentCell(Block):
 
     def begin_state(self, batch_size=0, func=ndarray.zeros, **kwargs):
         """Initial states made by ``func`` (``nd.zeros`` by default)."""
-        assert not self._modified, (
-            "After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be called "
-            "directly. Call the modifier cell instead.")
+        _check_unmodified(self)
         states = []
         for info in self.state_info(batch_size):
             self._init_counter += 1
@@ -358,72 +363,44 @@ def _seq_unroll(cell, length, inputs, begin_state, layout, merge_outputs, valid_
     return inputs, next_states
 
 
-class SequentialRNNCell(RecurrentCell):
+class _SeqCell:
+    """Methods the sequential cells share: children stepped or unrolled in order."""
+
+    def __repr__(self):
+        return _seq_repr(self)
+
+    def add(self, cell):
+        """Append a cell."""
+        self.register_child(cell)
+
+    def state_info(self, batch_size=0):
+        return _cells_state_info(self._children.values(), batch_size)
+
+    def begin_state(self, **kwargs):
+        _check_unmodified(self)
+        return _cells_begin_state(self._children.values(), **kwargs)
+
+    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
+               valid_length=None):
+        return _seq_unroll(self, length, inputs, begin_state, layout, merge_outputs,
+                           valid_length)
+
+    def __call__(self, inputs, states):
+        return _seq_step(self, inputs, states)
+
+    def __getitem__(self, i):
+        return self._children[str(i)]
+
+    def __len__(self):
+        return len(self._children)
+
+
+class SequentialRNNCell(_SeqCell, RecurrentCell):
     """Stack recurrent cells: each step's output feeds the next cell."""
 
-    def __repr__(self):
-        return _seq_repr(self)
 
-    def add(self, cell):
-        """Append a cell."""
-        self.register_child(cell)
-
-    def state_info(self, batch_size=0):
-        return _cells_state_info(self._children.values(), batch_size)
-
-    def begin_state(self, **kwargs):
-        assert not self._modified, (
-            "After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be called "
-            "directly. Call the modifier cell instead.")
-        return _cells_begin_state(self._children.values(), **kwargs)
-
-    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
-               valid_length=None):
-        return _seq_unroll(self, length, inputs, begin_state, layout, merge_outputs,
-                           valid_length)
-
-    def __call__(self, inputs, states):
-        return _seq_step(self, inputs, states)
-
-    def __getitem__(self, i):
-        return self._children[str(i)]
-
-    def __len__(self):
-        return len(self._children)
-
-
-class HybridSequentialRNNCell(HybridRecurrentCell):
+class HybridSequentialRNNCell(_SeqCell, HybridRecurrentCell):
     """Stack hybrid recurrent cells."""
-
-    def __repr__(self):
-        return _seq_repr(self)
-
-    def add(self, cell):
-        """Append a cell."""
-        self.register_child(cell)
-
-    def state_info(self, batch_size=0):
-        return _cells_state_info(self._children.values(), batch_size)
-
-    def begin_state(self, **kwargs):
-        assert not self._modified, (
-            "After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be called "
-            "directly. Call the modifier cell instead.")
-        return _cells_begin_state(self._children.values(), **kwargs)
-
-    def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,
-               valid_length=None):
-        return _seq_unroll(self, length, inputs, begin_state, layout, merge_outputs,
-                           valid_length)
-
-    def __call__(self, inputs, states):
-        return _seq_step(self, inputs, states)
-
-    def __getitem__(self, i):
-        return self._children[str(i)]
-
-    def __len__(self):
-        return len(self._children)
 
     def hybrid_forward(self, F, inputs, states):
         return self.__call__(inputs, states)
@@ -481,9 +458,7 @@ class ModifierCell(HybridRecurrentCell):
         return self.base_cell.state_info(batch_size)
 
     def begin_state(self, func=ndarray.zeros, **kwargs):
-        assert not self._modified, (
-            "After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be called "
-            "directly. Call the modifier cell instead.")
+        _check_unmodified(self)
         self.base_cell._modified = False
         begin = self.base_cell.begin_state(func=func, **kwargs)
         self.base_cell._modified = True
@@ -588,9 +563,7 @@ class BidirectionalCell(HybridRecurrentCell):
         return _cells_state_info(self._children.values(), batch_size)
 
     def begin_state(self, **kwargs):
-        assert not self._modified, (
-            "After applying modifier cells (e.g. ZoneoutCell) the base cell cannot be called "
-            "directly. Call the modifier cell instead.")
+        _check_unmodified(self)
         return _cells_begin_state(self._children.values(), **kwargs)
 
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None,

@@ -19,6 +19,14 @@ def _conv3x3(channels, stride, in_channels):
                      in_channels=in_channels)
 
 
+def _downsample_v1(channels, stride, in_channels):
+    """The projection shortcut of the v1 blocks: 1x1 convolution and batch norm."""
+    down = nn.HybridSequential(prefix="")
+    down.add(nn.Conv2D(channels, kernel_size=1, strides=stride, use_bias=False,
+                       in_channels=in_channels), nn.BatchNorm())
+    return down
+
+
 class BasicBlockV1(HybridBlock):
     """Two 3x3 convolutions with batch norm; post-activation residual."""
 
@@ -27,13 +35,7 @@ class BasicBlockV1(HybridBlock):
         self.body = nn.HybridSequential(prefix="")
         self.body.add(_conv3x3(channels, stride, in_channels), nn.BatchNorm(),
                       nn.Activation("relu"), _conv3x3(channels, 1, channels), nn.BatchNorm())
-        if downsample:
-            self.downsample = nn.HybridSequential(prefix="")
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels),
-                                nn.BatchNorm())
-        else:
-            self.downsample = None
+        self.downsample = _downsample_v1(channels, stride, in_channels) if downsample else None
 
     def hybrid_forward(self, F, x):
         residual = x
@@ -53,13 +55,7 @@ class BottleneckV1(HybridBlock):
                       nn.Activation("relu"), _conv3x3(channels // 4, 1, channels // 4),
                       nn.BatchNorm(), nn.Activation("relu"),
                       nn.Conv2D(channels, kernel_size=1, strides=1), nn.BatchNorm())
-        if downsample:
-            self.downsample = nn.HybridSequential(prefix="")
-            self.downsample.add(nn.Conv2D(channels, kernel_size=1, strides=stride,
-                                          use_bias=False, in_channels=in_channels),
-                                nn.BatchNorm())
-        else:
-            self.downsample = None
+        self.downsample = _downsample_v1(channels, stride, in_channels) if downsample else None
 
     def hybrid_forward(self, F, x):
         residual = x
