@@ -73,7 +73,7 @@ def _format_sequence(length, inputs, layout, merge, in_layout=None):
             F = _symbol
         else:
             F = ndarray
-            batch_size = inputs[0].shape[batch_axis]
+            batch_size = inputs[0].shape[0]  # per-step tensors: the batch comes first
         if merge is True:
             inputs = F.stack(*inputs, axis=axis)
             in_axis = axis
@@ -575,18 +575,20 @@ class BidirectionalCell(HybridRecurrentCell):
         l_cell, r_cell = self._children.values()
         n_l = len(l_cell.state_info(batch_size))
         l_outputs, l_states = l_cell.unroll(length, inputs=inputs, begin_state=states[:n_l],
-                                            layout=layout, merge_outputs=False,
+                                            layout=layout, merge_outputs=merge_outputs,
                                             valid_length=valid_length)
         r_outputs, r_states = r_cell.unroll(length, inputs=reversed_inputs,
                                             begin_state=states[n_l:], layout=layout,
                                             merge_outputs=False, valid_length=valid_length)
         reversed_r_outputs = _reverse_sequences(r_outputs, length, valid_length)
         if merge_outputs is None:
-            merge_outputs = False
+            merge_outputs = isinstance(l_outputs, tensor_types)
+        l_outputs, _, _, _ = _format_sequence(length, l_outputs, layout, merge_outputs)
+        reversed_r_outputs, _, _, _ = _format_sequence(length, reversed_r_outputs, layout,
+                                                       merge_outputs)
         if merge_outputs:
-            l_out = F.stack(*l_outputs, axis=axis)
-            r_out = F.stack(*reversed_r_outputs, axis=axis)
-            outputs = F.concat(l_out, r_out, dim=2, name=f"{self._output_prefix}out")
+            outputs = F.concat(l_outputs, reversed_r_outputs, dim=2,
+                               name=f"{self._output_prefix}out")
         else:
             outputs = [F.concat(l_o, r_o, dim=1, name=f"{self._output_prefix}t{i}")
                        for i, (l_o, r_o) in enumerate(zip(l_outputs, reversed_r_outputs))]
