@@ -514,6 +514,37 @@ register(OpDef(
     infer_shape=_concat_bwd_shape, infer_type=rules.same_type))
 
 
+def _rnn_param_concat_shape(attrs, ins, outs):
+    """Concat's rule, and the remainder of a known total split evenly over several unknown
+    inputs: a fused RNN's flat parameters, whose only unknowns are the first layer's input
+    weights of each direction (MXNet's ``_rnn_param_concat``)."""
+    ins, outs = concat_shape(attrs, ins, outs)
+    if outs[0] is None or len(outs[0]) != 1 or outs[0][0] is None:
+        return ins, outs
+    unknown = [i for i, s in enumerate(ins) if s is None or s[0] is None]
+    if len(unknown) > 1:
+        rest = outs[0][0] - sum(s[0] for s in ins if s is not None and s[0] is not None)
+        if rest % len(unknown) == 0:
+            for i in unknown:
+                rules.set_shape(ins, i, (rest // len(unknown),))
+    return ins, outs
+
+
+register(OpDef(
+    "_rnn_param_concat", params=_CONCAT, inputs=_n_args, key_var_num_args="num_args",
+    dispatch=(Dispatch((D, "..."), (D,), lambda a, xs: (np.concatenate(
+        [st.todense(x) for x in xs], axis=a.dim),)),),
+    infer_shape=_rnn_param_concat_shape, infer_type=rules.same_type, gradient=_concat_grad,
+    doc="""Concat for a fused RNN's flat parameter vector; infers the unknown input sizes.
+
+    Parameters
+    ----------
+    *data : Symbols or NDArrays (1-D)
+    num_args : int (set automatically)
+    dim : int, default 1
+    """))
+
+
 # ----------------------------------------------------------------------------- stack
 def _stack_check(op, a):
     require(a.num_args >= 1, op, f"num_args must be positive, got {a.num_args}")

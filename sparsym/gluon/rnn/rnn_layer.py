@@ -149,7 +149,7 @@ class _RNNLayer(HybridBlock):
         params = [kwargs[f"{d}{lyr}_{g}_{t}"].reshape((-1,))
                   for t in ["weight", "bias"] for lyr in range(self._num_layers)
                   for d in ["l", "r"][:self._dir] for g in ["i2h", "h2h"]]
-        params = F.concat(*params, dim=0)
+        params = F._internal._rnn_param_concat(*params, dim=0)
         rnn_args = list(states) + ([sequence_length] if self._use_sequence_length else [])
         opts = {}
         if self._lstm_state_clip_min is not None:
