@@ -237,6 +237,7 @@ class Embedding(HybridBlock):
                  sparse_grad=False, **kwargs):
         super().__init__(**kwargs)
         grad_stype = "row_sparse" if sparse_grad else "default"
+        dtype = np.dtype(dtype).name  # the operator takes the dtype's name (np.float64 too)
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
                         "sparse_grad": sparse_grad}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim),
