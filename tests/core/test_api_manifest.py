@@ -26,13 +26,13 @@ TODO = "not implemented yet (issue 16 follow-up)"
 EXCLUDED = {
     "mxnet": {
         **{n: OUT_OF_SCOPE for n in (
-            "image", "img", "np", "npx", "numpy", "numpy_extension", "numpy_dispatch_protocol",
+            "image", "img", "np", "npx", "numpy_extension", "numpy_dispatch_protocol",
             "numpy_op_fallback", "numpy_op_signature", "np_symbol", "onnx", "tvmop", "th",
             "torch", "rtc", "library", "libinfo", "notebook", "api", "ndarray_doc",
             "symbol_doc")},
         "executor_manager": "MXNet's deprecated pre-Module executor manager (for FeedForward)",
         "error": TODO, "log": TODO, "registry": TODO,
-        "gluon": PENDING, "operator": PENDING, "profiler": PENDING, "recordio": PENDING,
+        "operator": PENDING, "profiler": PENDING, "recordio": PENDING,
     },
     "mxnet.base": {n: C_API for n in (
         "MXCallbackList", "c2pyerror", "c_array", "c_array_buf", "c_handle_array", "c_str",
