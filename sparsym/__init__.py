@@ -31,6 +31,7 @@ from . import optimizer as opt  # noqa: F401
 from . import lr_scheduler  # noqa: F401
 from . import metric  # noqa: F401
 from . import io  # noqa: F401
+from . import recordio  # noqa: F401
 from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
 from . import module  # noqa: F401
