@@ -1,17 +1,16 @@
 """DataDesc, DataBatch, DataIter and NDArrayIter (dense and CSR; CSR batches stay CSR)."""
 from __future__ import annotations
 
-from collections import OrderedDict, namedtuple
+import logging
+from collections import namedtuple
 
 import numpy as np
 
-from .. import storage as st
 from ..base import MXNetError, ShapeError
-from ..kernels import csr as kcsr
-from ..ndarray.ndarray import NDArray, wrap
-from ..ndarray.sparse import _is_scipy_sparse, csr_matrix
+from ..ndarray.ndarray import wrap
+from .utils import _getdata_by_idx, _init_data, _slice_rows, _take_rows
 
-__all__ = ["DataDesc", "DataBatch", "DataIter", "NDArrayIter"]
+__all__ = ["DataDesc", "DataBatch", "DataIter", "MXDataIter", "NDArrayIter"]
 
 
 class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
@@ -110,56 +109,48 @@ class DataIter:
         pass
 
 
-def _init_data(data, allow_empty, default_name):
-    """Normalise array / list / dict input to an ordered list of (name, raw value)."""
-    if data is None:
-        if not allow_empty:
-            raise MXNetError("data must not be None")
-        return []
-    if isinstance(data, (np.ndarray, NDArray)) or _is_scipy_sparse(data) or \
-            not isinstance(data, (list, tuple, dict, OrderedDict)):
-        data = [data]
-    if isinstance(data, (list, tuple)):
-        if not allow_empty and not data:
-            raise MXNetError("data must not be empty")
-        if len(data) == 1:
-            data = OrderedDict([(default_name, data[0])])
-        else:
-            data = OrderedDict((f"_{i}_{default_name}", d) for i, d in enumerate(data))
-    if not isinstance(data, dict):
-        raise TypeError("Input must be NDArray, numpy.ndarray, a list of them or dict with "
-                        "them as values")
-    out = []
-    for k, v in data.items():
-        if _is_scipy_sparse(v):
-            raw = csr_matrix(v)._raw
-        elif isinstance(v, NDArray):
-            raw = v._raw
-        else:
-            try:
-                raw = np.asarray(v)
-            except Exception:  # noqa: BLE001
-                raise TypeError(f"Invalid type '{type(v).__name__}' for {k}, should be NDArray, "
-                                "numpy.ndarray or scipy csr") from None
-            # MXNet converts numpy input with mx.nd.array: float32 whatever its dtype
-            raw = raw.astype(np.float32)
-        if isinstance(raw, st.RSP):
-            raise MXNetError(f"NDArrayIter: row_sparse input {k} is not supported; use csr "
-                             "or dense data")
-        out.append((k, raw))
-    return out
+class MXDataIter(DataIter):
+    """Base of the file iterators MXNet implements in C++ (CSVIter, LibSVMIter, MNISTIter).
 
+    As in MXNet, ``getdata()`` and ``getlabel()`` return one array each (not a list) and
+    ``next()`` wraps them in a DataBatch. Subclasses implement ``iter_next``, ``getdata``,
+    ``getlabel``, ``getpad``, ``getindex``, ``provide_data`` and ``provide_label``.
 
-def _take_rows(raw, rows):
-    if isinstance(raw, st.CSR):
-        return kcsr.take_rows_csr(raw, rows)
-    return raw[rows]
+    Parameters
+    ----------
+    handle : None
+        MXNet's handle of a C++ iterator; there is no C++ iterator here, so only None.
+    data_name : str, default 'data'
+    label_name : str, default 'softmax_label'
+    """
 
+    def __init__(self, handle=None, data_name="data", label_name="softmax_label",
+                 batch_size=0, **_):
+        if handle is not None:
+            raise NotImplementedError("MXDataIter: wrapping a C++ iterator handle is not "
+                                      "supported (use CSVIter, LibSVMIter, MNISTIter...)")
+        super().__init__(batch_size)
+        self.data_name, self.label_name = data_name, label_name
+        self._debug_skip_load = False
+        self._debug_batch = None
 
-def _slice_rows(raw, a, b):
-    if isinstance(raw, st.CSR):
-        return kcsr.slice_rows(raw, a, b)
-    return raw[a:b]
+    def debug_skip_load(self):
+        """Return the current (or next) batch forever, to time a network without IO."""
+        self._debug_skip_load = True
+        logging.getLogger("sparsym").info(
+            "Set debug_skip_load to be true, will simply return first batch")
+
+    def next(self):
+        if self._debug_skip_load and self._debug_batch is not None:
+            return self._debug_batch
+        if not self.iter_next():
+            raise StopIteration
+        batch = DataBatch(data=[self.getdata()], label=[self.getlabel()], pad=self.getpad(),
+                          index=self.getindex(), provide_data=self.provide_data,
+                          provide_label=self.provide_label)
+        if self._debug_skip_load:
+            self._debug_batch = batch
+        return batch
 
 
 class NDArrayIter(DataIter):
@@ -217,8 +208,8 @@ class NDArrayIter(DataIter):
         from ..random import rng
         rng().shuffle(self.idx)
         d, lab = self._orig
-        self.data = [(k, _take_rows(v, self.idx)) for k, v in d]
-        self.label = [(k, _take_rows(v, self.idx)) for k, v in lab]
+        self.data = _getdata_by_idx(d, self.idx)
+        self.label = _getdata_by_idx(lab, self.idx)
 
     @property
     def provide_data(self):

@@ -21,7 +21,7 @@ from ..base import FormatError, MXNetError, ShapeError
 from ..kernels import csr as kcsr
 from ..kernels.libsvm import LibSVMReader, _line_start_at_or_after
 from ..ndarray.ndarray import wrap
-from .io import DataBatch, DataDesc, DataIter
+from .io import DataBatch, DataDesc, MXDataIter
 
 __all__ = ["LibSVMIter", "CSVIter"]
 
@@ -182,11 +182,11 @@ class _RowStream:
         return out
 
 
-class _BatchLoader(DataIter):
+class _BatchLoader(MXDataIter):
     """MXNet's batch loader over one or two aligned row streams (data, label)."""
 
-    def __init__(self, batch_size, round_batch, streams, names):
-        super().__init__(batch_size)
+    def __init__(self, batch_size, round_batch, streams, names, data_name, label_name):
+        super().__init__(batch_size=batch_size, data_name=data_name, label_name=label_name)
         if batch_size <= 0:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         self.round_batch = bool(round_batch)
@@ -245,12 +245,17 @@ class _BatchLoader(DataIter):
         return True
 
     def next(self):
+        if self._debug_skip_load and self._debug_batch is not None:
+            return self._debug_batch
         if not self.iter_next():
             raise StopIteration
         got, pad, index = self._batch
         data, label = self._make(got)
-        return DataBatch(data=data, label=label, pad=pad, index=index,
-                         provide_data=self.provide_data, provide_label=self.provide_label)
+        batch = DataBatch(data=data, label=label, pad=pad, index=index,
+                          provide_data=self.provide_data, provide_label=self.provide_label)
+        if self._debug_skip_load:
+            self._debug_batch = batch
+        return batch
 
     def getpad(self):
         return self._batch[1] if self._batch else 0
@@ -259,10 +264,10 @@ class _BatchLoader(DataIter):
         return self._batch[2] if self._batch else None
 
     def getdata(self):
-        return self._make(self._batch[0])[0]
+        return self._make(self._batch[0])[0][0]
 
     def getlabel(self):
-        return self._make(self._batch[0])[1]
+        return self._make(self._batch[0])[1][0]
 
 
 # ----------------------------------------------------------------------------- LibSVM
@@ -356,11 +361,11 @@ class LibSVMIter(_BatchLoader):
             streams.append(_RowStream(reader(label_libsvm, label_shape[0], np.float32),
                                       _csr_chunk_concat, _csr_chunk_slice, _csr_chunk_rows))
             names.append(label_libsvm)
-        super().__init__(batch_size, round_batch, streams, names)
+        super().__init__(batch_size, round_batch, streams, names, data_name, label_name)
 
     @property
     def provide_data(self):
-        return [DataDesc(self.data_name, (self.batch_size,) + self.data_shape, self.dtype)]
+        return [DataDesc(self.data_name, (self.batch_size,) + self.data_shape, self.dtype.type)]
 
     @property
     def provide_label(self):
@@ -502,14 +507,14 @@ class CSVIter(_BatchLoader):
         if self._has_label:
             if not os.path.isfile(label_csv):
                 raise FileNotFoundError(f"CSVIter: label_csv file not found: {label_csv}")
-            streams.append(_RowStream(src(label_csv, nl, np.float32), np.concatenate,
+            streams.append(_RowStream(src(label_csv, nl, self.dtype), np.concatenate,
                                       lambda c, a, b: c[a:b], len))
             names.append(label_csv)
-        super().__init__(batch_size, round_batch, streams, names)
+        super().__init__(batch_size, round_batch, streams, names, data_name, label_name)
 
     @property
     def provide_data(self):
-        return [DataDesc(self.data_name, (self.batch_size,) + self.data_shape, self.dtype)]
+        return [DataDesc(self.data_name, (self.batch_size,) + self.data_shape, self.dtype.type)]
 
     @property
     def _label_batch_shape(self):
@@ -519,7 +524,7 @@ class CSVIter(_BatchLoader):
 
     @property
     def provide_label(self):
-        return [DataDesc(self.label_name, self._label_batch_shape, np.float32)]
+        return [DataDesc(self.label_name, self._label_batch_shape, self.dtype.type)]
 
     @staticmethod
     def _count(chunk):
@@ -539,5 +544,5 @@ class CSVIter(_BatchLoader):
         if self._has_label:
             lab = np.ascontiguousarray(got[1]).reshape(self._label_batch_shape)
         else:
-            lab = np.zeros(self._label_batch_shape, np.float32)
+            lab = np.zeros(self._label_batch_shape, self.dtype)
         return data, [wrap(lab)]
