@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import logging
+import math
+import numbers
+import os
 
 import numpy as np
 
 from .. import storage as st
-from ..base import MXNetError
+from ..base import MXNetError, ParamError
 from ..kernels import optim as kopt
 from ..ndarray.ndarray import NDArray, wrap
 
@@ -30,6 +33,21 @@ def register(klass):
 def create(name, **kwargs):
     """Create an optimizer by name ('sgd', 'adam', ...)."""
     return Optimizer.create_optimizer(name, **kwargs)
+
+
+def _real(name, value, allow_none=False):
+    """A finite real hyper-parameter as float (None kept when allowed); else ParamError.
+
+    MXNet rejects such values only when an update op parses them, and for some optimizers
+    not at all (Adam with learning_rate=nan trains to nan): here they fail at creation.
+    """
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (numbers.Real, np.floating, np.integer)) and \
+            not isinstance(value, (str, bytes)) and math.isfinite(float(value)):
+        return value
+    expected = "a finite real number" + (" or None" if allow_none else "")
+    raise ParamError(f"optimizer: parameter {name!r} must be {expected}, got {value!r}")
 
 
 def full_rows(arr: NDArray) -> np.ndarray:
@@ -71,6 +89,10 @@ class Optimizer:
     def __init__(self, rescale_grad=1.0, param_idx2name=None, wd=0.0, clip_gradient=None,
                  learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
                  multi_precision=False, param_dict=None):
+        rescale_grad = _real("rescale_grad", rescale_grad)
+        learning_rate = _real("learning_rate", learning_rate, allow_none=True)
+        wd = _real("wd", wd)
+        clip_gradient = _real("clip_gradient", clip_gradient, allow_none=True)
         self.rescale_grad = rescale_grad
         self.lr = 0.01 if learning_rate is None else learning_rate
         self.lr_scheduler = lr_scheduler
@@ -126,22 +148,37 @@ class Optimizer:
             raise UserWarning("LRScheduler of the optimizer has already been defined. Note that "
                               "set_learning_rate can mutate the value of the learning rate of the "
                               "optimizer only when the LRScheduler of the optimizer is undefined.")
-        self.lr = lr
+        self.lr = _real("learning_rate", lr)
 
     def create_state(self, index, weight):
+        return None
+
+    def _master_copy(self, weight):
+        """float32 master copy of a float16 weight under ``multi_precision``, else None
+        (warning, as MXNet, when float16 accumulates without it)."""
+        if np.dtype(weight.dtype) != np.float16:
+            return None
+        if self.multi_precision:
+            return wrap(st.astype_raw(weight._raw, np.float32), weight.context)
+        import warnings
+        warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or "
+                      "slow convergence. Consider using multi_precision=True option of the "
+                      "optimizer", stacklevel=4)
         return None
 
     def create_state_multi_precision(self, index, weight):
         """State for ``weight``; float16 weights with multi_precision get a float32 master copy
         as ``(master, state)``."""
-        if self.multi_precision and np.dtype(weight.dtype) == np.float16:
-            master = wrap(st.astype_raw(weight._raw, np.float32), weight.context)
+        master = self._master_copy(weight)
+        if master is not None:
             return (master, self.create_state(index, master))
-        if np.dtype(weight.dtype) == np.float16:
-            import warnings
-            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or "
-                          "slow convergence. Consider using multi_precision=True option of the "
-                          "optimizer", stacklevel=3)
+        return self.create_state(index, weight)
+
+    def _create_state_mp_first_state(self, index, weight):
+        """MXNet's SGD/LARS layout under multi_precision: ``(state, master)``."""
+        master = self._master_copy(weight)
+        if master is not None:
+            return (self.create_state(index, master), master)
         return self.create_state(index, weight)
 
     def update(self, index, weight, grad, state):
@@ -152,9 +189,8 @@ class Optimizer:
         cast it back."""
         if self.multi_precision and np.dtype(weight.dtype) == np.float16:
             master, inner = state
-            g32 = wrap(st.astype_raw(grad._raw, np.float32), grad.context)
-            self.update(index, master, g32, inner)
-            weight._assign(st.astype_raw(master._raw, np.float16))
+            update_master(weight, grad, master, lambda w32, g32: self.update(index, w32, g32,
+                                                                              inner))
             return
         self.update(index, weight, grad, state)
 
@@ -175,11 +211,15 @@ class Optimizer:
                     self.lr_mult[name] = float(attr[name]["__lr_mult__"])
         self.lr_mult.update(args_lr_mult)
 
+    @staticmethod
+    def _no_wd(name):
+        """MXNet: no weight decay on names that do not end in _weight or _gamma."""
+        return not (name.endswith("_weight") or name.endswith("_gamma"))
+
     def set_wd_mult(self, args_wd_mult):
-        # MXNet: wd_mult is 0 for names not ending in _weight or _gamma
         self.wd_mult = {}
         for n in self.idx2name.values():
-            if not (n.endswith("_weight") or n.endswith("_gamma")):
+            if self._no_wd(n):
                 self.wd_mult[n] = 0.0
         if self.sym_info:
             attr, arg_names = self.sym_info
@@ -258,6 +298,19 @@ class Optimizer:
                            "for more details.")
 
 
+def update_master(weight, grad, master, step):
+    """Run ``step(master, grad as float32)`` on a float32 master copy, then cast it into
+    the float16 ``weight`` (MXNet's mp_* update ops)."""
+    step(master, wrap(st.astype_raw(grad._raw, np.float32), grad.context))
+    weight._assign(st.astype_raw(master._raw, np.float16))
+
+
+def update_mp_first_state(weight, grad, state, step):
+    """``update_master`` for the ``(state, master)`` layout: ``step(master, grad32, state)``."""
+    inner, master = state
+    update_master(weight, grad, master, lambda w32, g32: step(w32, g32, inner))
+
+
 def state_zeros(weight: NDArray, stype=None) -> NDArray:
     """A zero state shaped like ``weight``; row_sparse states hold all rows (lazy updates)."""
     stype = stype or weight.stype
@@ -298,18 +351,37 @@ def apply_update(dense_fn, lazy_fn, lazy, weight, grad, states, *args, **kwargs)
     dense_fn(w, g, *raw_states, *args, **kwargs)
 
 
+class MultiTensor:
+    """Mixin for optimizers that take MXNet's multi-tensor form: ``update(indices, weights,
+    grads, states)`` with lists; subclasses implement ``_update_impl``."""
+
+    def update(self, index, weight, grad, state):
+        self._update_impl(index, weight, grad, state, False)
+
+    def update_multi_precision(self, index, weight, grad, state):
+        first = weight[0] if isinstance(index, (list, tuple)) else weight
+        self._update_impl(index, weight, grad, state,
+                          self.multi_precision and np.dtype(first.dtype) == np.float16)
+
+
 @register
-class SGD(Optimizer):
+class SGD(MultiTensor, Optimizer):
     """SGD with momentum and MXNet's lazy row_sparse update.
 
     ``m = momentum*m - lr*wd*w - lr*clip(rescale_grad*g)``; ``w += m``. With a row_sparse
     gradient and ``lazy_update`` (default), only the gradient's rows of w and m change.
+    ``update`` also takes MXNet's multi-tensor form (lists of indices, weights, gradients
+    and states); under ``multi_precision`` a float16 weight's state is
+    ``(momentum, float32 master)``, MXNet's layout for SGD.
     """
 
     def __init__(self, momentum=0.0, lazy_update=True, **kwargs):
         super().__init__(**kwargs)
-        self.momentum = momentum
+        self.momentum = _real("momentum", momentum)
         self.lazy_update = lazy_update
+        self.aggregate_num = int(os.getenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", "4"))
+
+    create_state_multi_precision = Optimizer._create_state_mp_first_state
 
     def create_state(self, index, weight):
         if self.momentum == 0.0:
@@ -317,10 +389,20 @@ class SGD(Optimizer):
         stype = weight.stype if self.lazy_update else "default"
         return state_zeros(weight, stype)
 
-    def update(self, index, weight, grad, state):
+    def _update_impl(self, index, weight, grad, state, multi_precision):
+        if not isinstance(index, (list, tuple)):
+            index, weight, grad, state = [index], [weight], [grad], [state]
+        # MXNet counts every tensor of the call before reading the (scheduled) rates
         self._update_count(index)
-        lr = self._get_lr(index)
-        wd = self._get_wd(index)
+        lrs, wds = self._get_lrs(index), self._get_wds(index)
+        for w, g, s, lr, wd in zip(weight, grad, state, lrs, wds):
+            if multi_precision:
+                update_mp_first_state(w, g, s, lambda w32, g32, s0, lr=lr, wd=wd:
+                                      self._step(w32, g32, s0, lr, wd))
+            else:
+                self._step(w, g, s, lr, wd)
+
+    def _step(self, weight, grad, state, lr, wd):
         is_rsp, g = grad_parts(grad)
         w = full_rows(weight)
         cg = self._op_clip()

@@ -278,7 +278,7 @@ def test_multi_precision_float16_keeps_a_float32_master():
     opt = mx.optimizer.create("sgd", learning_rate=0.1, multi_precision=True)
     w = mx.nd.array(np.ones(4), dtype=np.float16)
     st = opt.create_state_multi_precision(0, w)
-    master, inner = st
+    inner, master = st  # MXNet's SGD keeps (momentum, master); other optimizers the reverse
     assert master.dtype == np.float32 and inner is None
     for _ in range(10):
         opt.update_multi_precision(0, w, mx.nd.array(np.full(4, 1e-3), dtype=np.float16), st)
