@@ -1,2 +1,5 @@
 """Key-value stores: 'local'/'device' here, 'dist_*' on Ray (sparsym.kvstore.dist)."""
-from .local import KVStore, create  # noqa: F401
+from .base import KVStoreBase, create  # noqa: F401
+from .local import KVStore  # noqa: F401
+from .kvstore_server import KVStoreServer  # noqa: F401
+from . import base, kvstore, kvstore_server  # noqa: F401

@@ -34,6 +34,7 @@ from .. import storage as st
 from ..base import MXNetError
 from ..kernels import rsp as krsp
 from ..ndarray.ndarray import NDArray, wrap
+from .base import KVStoreBase, _as_list
 from .cluster import (  # noqa: F401
     RAY_MISSING,
     DistConfig,
@@ -45,7 +46,7 @@ from .cluster import (  # noqa: F401
     start_servers,
 )
 from .compression import create_compressor
-from .local import _as_list, _key_list, _sum
+from .local import _key_list, _sum
 
 logger = logging.getLogger("sparsym")
 
@@ -77,7 +78,7 @@ class _Layout:
         return len(self.parts) == 1
 
 
-class DistKVStore:
+class DistKVStore(KVStoreBase):
     """A worker's handle on a distributed KVStore (MXNet's ``KVStoreDist`` API).
 
     Parameters
@@ -163,9 +164,9 @@ class DistKVStore:
         return self._cfg.num_servers
 
     def is_capable(self, capability):
-        if capability.lower() == "optimizer":
+        if capability.lower() == KVStoreBase.OPTIMIZER:
             return True
-        raise MXNetError(f"Unknown capability: {capability}")
+        raise ValueError(f"Unknown capability: {capability}")
 
     # ------------------------------------------------------------------ keys
     def _check_key_type(self, keys):

@@ -9,10 +9,11 @@ from .. import storage as st
 from ..base import MXNetError, ShapeError
 from ..kernels import rsp as krsp
 from ..ndarray.ndarray import NDArray, wrap
+from .base import KVStoreBase, _as_list
 
 logger = logging.getLogger("sparsym")
 
-__all__ = ["KVStore", "create"]
+__all__ = ["KVStore"]
 
 
 def _key_list(key, value=None):
@@ -51,10 +52,6 @@ def _check_shape(k, stored, dst, what):
                          f"output has shape {tuple(dst.shape)}")
 
 
-def _as_list(v):
-    return list(v) if isinstance(v, (list, tuple)) else [v]
-
-
 def _sum(values):
     """Sum pushed values (per-device copies), keeping row_sparse when all are."""
     raws = [v._raw for v in values]
@@ -70,7 +67,7 @@ def _sum(values):
 
 
 
-class KVStore:
+class KVStore(KVStoreBase):
     """A single-process store: push sums values (per key), pull broadcasts them.
 
     Parameters
@@ -99,9 +96,9 @@ class KVStore:
         return 1
 
     def is_capable(self, capability):
-        if capability.lower() == "optimizer":
+        if capability.lower() == KVStoreBase.OPTIMIZER:
             return True
-        raise MXNetError(f"Unknown capability: {capability}")
+        raise ValueError(f"Unknown capability: {capability}")
 
     def _check_key_type(self, keys):
         is_str = isinstance(keys[0], str)
@@ -257,15 +254,3 @@ class KVStore:
 
     def _send_command_to_servers(self, head, body):
         """No servers in a local store."""
-
-
-def create(name="local"):
-    """Create a KVStore: 'local', 'device', or a 'dist*' type (Ray)."""
-    if not isinstance(name, str):
-        raise TypeError("name must be a string")
-    if "dist" in name:
-        from .dist import create_dist
-        return create_dist(name)
-    if name in ("local", "device", "local_allreduce_cpu", "local_allreduce_device", "nccl"):
-        return KVStore(name)
-    raise MXNetError(f"Unknown KVStore type {name!r}; expected local, device or dist_*")

@@ -12,7 +12,8 @@ def create_kvstore(kvstore, num_device, arg_params):
     """(kvstore or None, update_on_kvstore) as MXNet's model._create_kvstore, except that
     'local'/'device' with several cpu contexts also update locally: gradients are summed
     over the replicas, replica 0 is updated and copied to the others."""
-    from ..kvstore.local import KVStore, create
+    from ..kvstore.base import create
+    from ..kvstore.local import KVStore
     if kvstore is None:
         return None, False
     if isinstance(kvstore, KVStore) or hasattr(kvstore, "row_sparse_pull"):
