@@ -90,8 +90,20 @@ def _as_list(x):
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
+class SingleWorker:
+    """Mixin for stores of one process: rank 0 of 1 worker."""
+
+    @property
+    def rank(self):
+        return 0
+
+    @property
+    def num_workers(self):
+        return 1
+
+
 @KVStoreBase.register
-class TestStore(KVStoreBase):
+class TestStore(SingleWorker, KVStoreBase):
     """A single-worker store for tests: ``pushpull`` sums the values of one key,
     ``broadcast`` copies; no optimizer (MXNet's ``teststore``)."""
 
@@ -116,14 +128,6 @@ class TestStore(KVStoreBase):
     @property
     def type(self):
         return "teststore"
-
-    @property
-    def rank(self):
-        return 0
-
-    @property
-    def num_workers(self):
-        return 1
 
     def set_optimizer(self, optimizer):
         raise NotImplementedError("teststore has no optimizer (is_capable('optimizer') is "

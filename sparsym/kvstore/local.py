@@ -9,7 +9,7 @@ from .. import storage as st
 from ..base import MXNetError, ShapeError
 from ..kernels import rsp as krsp
 from ..ndarray.ndarray import NDArray, wrap
-from .base import KVStoreBase, _as_list
+from .base import KVStoreBase, SingleWorker, _as_list
 
 logger = logging.getLogger("sparsym")
 
@@ -67,7 +67,7 @@ def _sum(values):
 
 
 
-class KVStore(KVStoreBase):
+class KVStore(SingleWorker, KVStoreBase):
     """A single-process store: push sums values (per key), pull broadcasts them.
 
     Parameters
@@ -86,14 +86,6 @@ class KVStore(KVStoreBase):
     @property
     def type(self):
         return self._type
-
-    @property
-    def rank(self):
-        return 0
-
-    @property
-    def num_workers(self):
-        return 1
 
     def is_capable(self, capability):
         if capability.lower() == KVStoreBase.OPTIMIZER:
