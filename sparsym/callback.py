@@ -150,3 +150,12 @@ def progress_bar_callback(progress_bar):
     if progress_bar is None:
         progress_bar = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     return TqdmProgressBar() if progress_bar else None
+
+
+def __getattr__(name):
+    # MXNet's callback module imports save_checkpoint from model; model imports this module,
+    # so the name is resolved on first use
+    if name == "save_checkpoint":
+        from .model import save_checkpoint
+        return save_checkpoint
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,12 +1,30 @@
-"""Checkpoints: ``prefix-symbol.json`` + ``prefix-%04d.params`` (arg:/aux: keys)."""
+"""Checkpoints (``prefix-symbol.json`` + ``prefix-%04d.params`` with arg:/aux: keys) and
+MXNet's legacy model API (``FeedForward``), as ``mx.model``."""
 from __future__ import annotations
 
+import importlib.util
 import logging
 
+from . import io, metric  # noqa: F401  (mx.model exposes the modules it uses, as MXNet's)
+from . import kvstore as kvs  # noqa: F401
+from . import ndarray as nd  # noqa: F401
+from . import optimizer as opt  # noqa: F401
+from . import symbol as sym  # noqa: F401
 from .base import FormatError
-from .callback import BatchEndParam  # noqa: F401  (MXNet exposes it as mx.model.BatchEndParam)
+from .callback import BatchEndParam, LogValidationMetricsCallback  # noqa: F401
+from .context import Context, cpu  # noqa: F401
+from .feedforward import DataParallelExecutorManager, FeedForward  # noqa: F401
+from .initializer import Uniform  # noqa: F401
+from .io import DataDesc  # noqa: F401
+from .optimizer import get_updater  # noqa: F401
 
-__all__ = ["save_checkpoint", "load_checkpoint", "load_params", "BatchEndParam"]
+__all__ = ["save_checkpoint", "load_checkpoint", "load_params", "BatchEndParam", "FeedForward"]
+
+# MXNet derives FeedForward from sklearn's BaseEstimator when sklearn is installed; here it
+# never does (sparsym.sklearn has the scikit-learn estimators), so importing mx.model does
+# not import scikit-learn
+SKLEARN_INSTALLED = importlib.util.find_spec("sklearn") is not None
+BASE_ESTIMATOR = object
 
 
 def save_checkpoint(prefix, epoch, symbol, arg_params, aux_params, remove_amp_cast=True):
@@ -42,7 +60,6 @@ def load_params(prefix, epoch):
 
 def load_checkpoint(prefix, epoch):
     """(symbol, arg_params, aux_params) of a checkpoint (MXNet 1.x files load too)."""
-    from .symbol import load
-    sym = load("%s-symbol.json" % prefix)
+    symbol = sym.load("%s-symbol.json" % prefix)
     arg, aux = load_params(prefix, epoch)
-    return sym, arg, aux
+    return symbol, arg, aux
