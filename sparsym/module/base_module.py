@@ -36,7 +36,7 @@ def _check_input_names(symbol, names, typename, throw):
                + "\033[0m").replace("\033[91m", "").replace("\033[0m", "")
         if throw:
             raise ValueError(msg)
-        logging.getLogger("sparsym").warning(msg)
+        warnings.warn(msg, stacklevel=3)
 
 
 def _drop_pad(raw, pad):

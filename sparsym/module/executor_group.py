@@ -30,6 +30,9 @@ def split_slices(batch_size, workload):
 
 
 def _slice_raw(raw, sl, axis=0):
+    """Rows ``sl`` of ``raw`` along the batch ``axis`` (a layout without N: no split)."""
+    if axis < 0:
+        return raw
     if isinstance(raw, st.CSR):
         return kcsr.slice_rows(raw, sl.start, sl.stop)
     if axis == 0:
@@ -143,6 +146,9 @@ class DataParallelExecutorGroup:
         self.data_shapes, self.label_shapes = data_shapes, label_shapes
         self.data_names = [d.name for d in data_shapes]
         self.label_names = [d.name for d in label_shapes]
+        # MXNet: an output's batch axis comes from its symbol's __layout__ attribute
+        self.output_layouts = [DataDesc.get_batch_axis(self.symbol[i].attr("__layout__"))
+                               for i in range(len(self.symbol.list_outputs()))]
         old = self.execs
         self.execs = []
         for i, ctx in enumerate(self.contexts):
@@ -202,23 +208,24 @@ class DataParallelExecutorGroup:
         if is_train is None:
             is_train = self.for_training
         one = len(self.execs) == 1
-        for arrays, value in zip(self.data_arrays, data_batch.data):
+        for arrays, value, ax in zip(self.data_arrays, data_batch.data, self.data_axes):
             for sl, dst in arrays:
-                _load(dst, value._raw if one else _slice_raw(value._raw, sl))
+                _load(dst, value._raw if one else _slice_raw(value._raw, sl, ax))
         if self.label_arrays and data_batch.label:
-            for arrays, value in zip(self.label_arrays, data_batch.label):
+            for arrays, value, ax in zip(self.label_arrays, data_batch.label, self.label_axes):
                 for sl, dst in arrays:
-                    _load(dst, value._raw if one else _slice_raw(value._raw, sl))
+                    _load(dst, value._raw if one else _slice_raw(value._raw, sl, ax))
         for exe in self.execs:
             exe.forward(is_train=is_train)
 
     def get_output_shapes(self):
         shapes = []
         exe = self.execs[0]
-        for name, out in zip(self.symbol.list_outputs(), exe.outputs):
+        for name, out, ax in zip(self.symbol.list_outputs(), exe.outputs,
+                                 self.output_layouts):
             shape = list(out.shape)
-            if shape:
-                shape[0] = self.batch_size
+            if shape and ax >= 0:
+                shape[ax] = self.batch_size
             shapes.append((name, tuple(shape)))
         return shapes
 
@@ -226,7 +233,7 @@ class DataParallelExecutorGroup:
         end = end if end is not None else len(self.execs[0].outputs)
         outs = [[e.outputs[i] for e in self.execs] for i in range(begin, end)]
         if merge_multi_context:
-            return [_merge(o) for o in outs]
+            return [_merge(o, self.output_layouts[begin + k]) for k, o in enumerate(outs)]
         return outs
 
     def get_states(self, merge_multi_context=True):
@@ -262,7 +269,7 @@ class DataParallelExecutorGroup:
         if not self.inputs_need_grad:
             raise MXNetError("get_input_grads requires inputs_need_grad=True at bind")
         if merge_multi_context:
-            return [_merge(g) for g in self.input_grad_arrays]
+            return [_merge(g, ax) for g, ax in zip(self.input_grad_arrays, self.data_axes)]
         return self.input_grad_arrays
 
     def backward(self, out_grads=None):
@@ -271,8 +278,8 @@ class DataParallelExecutorGroup:
         for i, exe in enumerate(self.execs):
             og = None
             if out_grads is not None:
-                og = [wrap(_slice_raw(g._raw, self.slices[i])) if len(self.execs) > 1 else g
-                      for g in out_grads]
+                og = [wrap(_slice_raw(g._raw, self.slices[i], ax)) if len(self.execs) > 1
+                      else g for g, ax in zip(out_grads, self.output_layouts)]
             exe.backward(out_grads=og)
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
@@ -283,7 +290,8 @@ class DataParallelExecutorGroup:
             if pre_sliced:
                 labs = labels[i]
             else:
-                labs = [wrap(_slice_raw(lab._raw, self.slices[i])) for lab in labels]
+                labs = [wrap(_slice_raw(lab._raw, self.slices[i], ax))
+                        for lab, ax in zip(labels, self.label_axes or [0] * len(labels))]
             eval_metric.update(labs, exe.outputs)
 
     def install_monitor(self, mon):
@@ -301,10 +309,12 @@ def _average(blocks):
     return (acc / len(raws)).astype(raws[0].dtype)
 
 
-def _merge(arrays):
+def _merge(arrays, axis=0):
+    """One array from per-device blocks, concatenated along the batch ``axis``."""
     if len(arrays) == 1:
         return arrays[0]
     raws = [a._raw for a in arrays]
-    if all(isinstance(r, st.CSR) for r in raws):
+    if axis == 0 and all(isinstance(r, st.CSR) for r in raws):
         return wrap(kcsr.concat_rows_csr(raws), arrays[0].context)
-    return wrap(np.concatenate([st.todense(r) for r in raws], axis=0), arrays[0].context)
+    return wrap(np.concatenate([st.todense(r) for r in raws], axis=max(axis, 0)),
+                arrays[0].context)

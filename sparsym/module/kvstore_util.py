@@ -9,23 +9,33 @@ from ..kernels import rsp as krsp
 
 
 def create_kvstore(kvstore, num_device, arg_params):
-    """(kvstore or None, update_on_kvstore) as MXNet's model._create_kvstore, except that
-    'local'/'device' with several cpu contexts also update locally: gradients are summed
-    over the replicas, replica 0 is updated and copied to the others."""
-    from ..kvstore.base import create
-    from ..kvstore.local import KVStore
+    """(kvstore or None, update_on_kvstore) as MXNet's ``model._create_kvstore``.
+
+    A kvstore name with one device and no 'dist' needs no store; several devices get one
+    that sums their gradients and, for 'local', runs the optimizer too unless a parameter
+    has more than 16M entries (then each device updates). ``MXNET_UPDATE_ON_KVSTORE=0``
+    keeps the updates on the devices.
+    """
+    from ..kvstore.base import KVStoreBase, create
+    update_on_kvstore = getenv("MXNET_UPDATE_ON_KVSTORE", "1") != "0"
     if kvstore is None:
-        return None, False
-    if isinstance(kvstore, KVStore) or hasattr(kvstore, "row_sparse_pull"):
+        kv = None
+    elif isinstance(kvstore, KVStoreBase) or hasattr(kvstore, "row_sparse_pull"):
         kv = kvstore
     elif isinstance(kvstore, str):
-        if "dist" not in kvstore:
-            return None, False
-        kv = create(kvstore)
+        if num_device == 1 and "dist" not in kvstore:
+            kv = None
+        else:
+            kv = create(kvstore)
+            if kvstore == "local" and arg_params:
+                biggest = max(int(np.prod(p.shape)) for p in arg_params.values())
+                if biggest > 1024 * 1024 * 16:
+                    update_on_kvstore = False
     else:
         raise TypeError("kvstore must be KVStore, str or None")
-    update_on_kvstore = getenv("MXNET_UPDATE_ON_KVSTORE", "1") != "0"
-    return kv, update_on_kvstore
+    if kv is None:
+        return None, False
+    return kv, update_on_kvstore and kv.is_capable(KVStoreBase.OPTIMIZER)
 
 
 def initialize_kvstore(kv, param_arrays, arg_params, param_names, update_on_kvstore):

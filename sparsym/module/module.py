@@ -172,12 +172,6 @@ class Module(BaseModule):
             _impl(name, arr, arg_params)
         for name, arr in sorted(self._aux_params.items()):
             _impl(name, arr, aux_params)
-        if not allow_extra:
-            for given, names in ((arg_params, self._arg_params), (aux_params, self._aux_params)):
-                for k in (given or {}):
-                    if k not in names:
-                        raise ValueError(f"Found extra parameter {k!r} not in the module "
-                                         "(pass allow_extra=True to ignore it)")
         self.params_initialized = True
         self._params_dirty = False
         g.set_params(self._arg_params, self._aux_params, allow_extra=allow_extra)
@@ -215,8 +209,9 @@ class Module(BaseModule):
             raise MXNetError("inputs_need_grad requires for_training")
         from ..io.io import DataDesc
         self._data_shapes = [d if isinstance(d, DataDesc) else DataDesc(*d) for d in data_shapes]
+        # MXNet: bound without labels, label_shapes is None
         self._label_shapes = ([d if isinstance(d, DataDesc) else DataDesc(*d)
-                               for d in label_shapes] if label_shapes else [])
+                               for d in label_shapes] if label_shapes else None)
         names = [d.name for d in self._data_shapes]
         if sorted(names) != sorted(self._data_names):
             raise ValueError(f"Data provided by data_shapes don't match names specified by "
@@ -252,7 +247,7 @@ class Module(BaseModule):
         from ..io.io import DataDesc
         self._data_shapes = [d if isinstance(d, DataDesc) else DataDesc(*d) for d in data_shapes]
         self._label_shapes = ([d if isinstance(d, DataDesc) else DataDesc(*d)
-                               for d in label_shapes] if label_shapes else [])
+                               for d in label_shapes] if label_shapes else None)
         self._exec_group.reshape(self._data_shapes, self._label_shapes)
 
     # ------------------------------------------------------------------ optimizer
@@ -331,6 +326,7 @@ class Module(BaseModule):
     # ------------------------------------------------------------------ computation
     def forward(self, data_batch, is_train=None):
         """Run forward; a batch whose shapes differ from the bound ones reshapes first."""
+        self._check_ready("forward")
         g = self._exec_group
         cur = g.data_shapes
         new = data_batch.data
@@ -344,17 +340,25 @@ class Module(BaseModule):
                 new_ls = data_batch.provide_label
             elif data_batch.label:
                 new_ls = [DataDesc(d.name, a.shape, d.dtype, d.layout)
-                          for d, a in zip(self._label_shapes, data_batch.label)]
+                          for d, a in zip(self._label_shapes or [], data_batch.label)]
             else:
                 new_ls = None
             self.reshape(new_ds, new_ls)
         g.forward(data_batch, is_train)
 
+    def _check_ready(self, what):
+        if not (self.binded and self.params_initialized):
+            raise MXNetError(f"Module.{what}: call bind and init_params first")
+
     def backward(self, out_grads=None):
+        self._check_ready("backward")
         self._exec_group.backward(out_grads=out_grads)
 
     def update(self):
         """Apply the optimizer to every parameter with a gradient."""
+        self._check_ready("update")
+        if not self.optimizer_initialized:
+            raise MXNetError("Module.update: call init_optimizer first")
         self._params_dirty = True
         g = self._exec_group
         if self._update_on_kvstore:
@@ -367,9 +371,11 @@ class Module(BaseModule):
                       self._kvstore, self._param_names)
 
     def get_outputs(self, merge_multi_context=True):
+        self._check_ready("get_outputs")
         return self._exec_group.get_outputs(merge_multi_context=merge_multi_context)
 
     def get_input_grads(self, merge_multi_context=True):
+        self._check_ready("get_input_grads")
         return self._exec_group.get_input_grads(merge_multi_context=merge_multi_context)
 
     def get_states(self, merge_multi_context=True):
