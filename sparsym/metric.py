@@ -141,6 +141,9 @@ class CompositeEvalMetric(EvalMetric):
         return config
 
     def get_metric(self, index):
+        """The ``index``-th child metric."""
+        if not 0 <= index < len(self.metrics):
+            raise ValueError(f"Metric index {index} is out of range 0 and {len(self.metrics)}")
         return self.metrics[index]
 
     def update(self, labels, preds):
@@ -232,7 +235,8 @@ class _BinaryStats:
         lab = _np(label).astype(numpy.int64).ravel()
         pl = numpy.argmax(p, axis=1) if p.ndim > 1 else (p > 0.5).astype(numpy.int64)
         if len(numpy.unique(lab)) > 2:
-            raise ValueError(f"{type(self).__name__} currently only supports binary "
+            # MXNet's text (its class is _BinaryClassificationMetrics)
+            raise ValueError("_BinaryClassificationMetrics currently only supports binary "
                              "classification.")
         self.tp += int(((pl == 1) & (lab == 1)).sum())
         self.fp += int(((pl == 1) & (lab == 0)).sum())
@@ -295,7 +299,7 @@ class MCC(F1):
             s.update(label, pred)
             self.stats.update(label, pred)
             if self.average == "macro":
-                self._add(s.mcc(), 1)
+                self._add(s.mcc(), 1.0)  # MXNet counts in floats here
             else:
                 self.sum_metric = self.stats.mcc() * self.stats.total()
                 self.global_sum_metric = self.sum_metric
@@ -677,8 +681,8 @@ def create(metric, *args, **kwargs):
     if isinstance(metric, str):
         key = metric.lower()
         if key not in _REGISTRY:
-            raise ValueError(f"Metric must be either callable or in {sorted(_REGISTRY)}, got "
-                             f"{metric!r}")
+            raise ValueError(f"{metric} is not registered. Please register with "
+                             f"metric.register first (registered: {sorted(_REGISTRY)})")
         return _REGISTRY[key](*args, **kwargs)
     raise TypeError(f"metric must be a str, callable, EvalMetric or list, got "
                     f"{type(metric).__name__}")

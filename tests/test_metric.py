@@ -126,7 +126,7 @@ def test_create_forms_and_composite():
     assert mx.metric.create("top_k_acc", top_k=3).top_k == 3
     for m in ("torch", "caffe"):
         assert mx.metric.create(m).name == m
-    with pytest.raises(ValueError, match="Metric must be either callable or in"):
+    with pytest.raises(ValueError, match="is not registered. Please register with metric.register"):
         mx.metric.create("nope")
     with pytest.raises(TypeError):
         mx.metric.create(3)
@@ -139,3 +139,15 @@ def test_update_dict_and_label_shape_check():
     assert m.get()[1] == 0.5
     with pytest.raises(ValueError, match="does not match shape of predictions"):
         mx.metric.Accuracy().update([mx.nd.array([1])], [])
+
+
+def test_mxnet_texts_and_composite_index():
+    comp = mx.metric.create(["acc", "f1"])
+    assert type(comp.get_metric(1)).__name__ == "F1"
+    with pytest.raises(ValueError, match="Metric index 5 is out of range 0 and 2"):
+        comp.get_metric(5)
+    with pytest.raises(ValueError, match="_BinaryClassificationMetrics currently only supports"):
+        mx.metric.F1().update([mx.nd.array([0, 1, 2])], [mx.nd.array(np.eye(3))])
+    mcc = mx.metric.MCC()
+    mcc.update([mx.nd.array([0, 1])], [mx.nd.array([[0.9, 0.1], [0.2, 0.8]])])
+    assert mcc.get() == ("mcc", 1.0) and mcc.num_inst == 1.0
