@@ -5,8 +5,11 @@ import json
 
 import numpy as np
 
-from .base import MXNetError
+from . import ndarray, random  # noqa: F401  (mx.initializer exposes them, as MXNet's)
+from .base import MXNetError, string_types  # noqa: F401
+from .ndarray import NDArray, load  # noqa: F401
 from .random import rng
+from .util import is_np_array  # noqa: F401
 
 __all__ = ["InitDesc", "Initializer", "register", "create", "Zero", "One", "Constant", "Uniform",
            "Normal", "Orthogonal", "Xavier", "MSRAPrelu", "Bilinear", "LSTMBias", "Load",
@@ -23,13 +26,31 @@ def register(klass):
     return klass
 
 
+def alias(*aliases):
+    """Class decorator registering an initializer under extra names (MXNet's ``alias``)."""
+    def deco(klass):
+        klass._aliases = tuple(getattr(klass, "_aliases", ())) + tuple(a.lower() for a in aliases)
+        return register(klass)
+    return deco
+
+
 def create(name, **kwargs):
-    """Create an initializer from a name ('normal', 'xavier', ...) or return an instance."""
+    """Create an initializer from a name ('normal', 'xavier', ...), from ``dumps()``'s JSON
+    (``'["xavier", {"magnitude": 2}]'``, as variables' ``__init__`` attributes hold), or
+    return an instance."""
     if isinstance(name, Initializer):
         return name
+    if isinstance(name, str) and name.lstrip().startswith("["):
+        try:
+            klass, params = json.loads(name)
+        except (ValueError, TypeError):
+            raise MXNetError(f"initializer.create: cannot parse {name!r} (expected dumps() "
+                             "output: [name, {params}])") from None
+        return create(klass, **dict(params, **kwargs))
     key = str(name).lower()
     if key not in _REGISTRY:
-        raise MXNetError(f"unknown initializer {name!r}; known: {sorted(_REGISTRY)}")
+        raise MXNetError(f"{name} is not registered. Please register with initializer.register "
+                         f"first (registered: {sorted(_REGISTRY)})")
     return _REGISTRY[key](**kwargs)
 
 

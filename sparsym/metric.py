@@ -5,7 +5,8 @@ import math
 
 import numpy
 
-from .base import MXNetError
+from . import ndarray  # noqa: F401  (mx.metric exposes it, as MXNet's)
+from .base import MXNetError, numeric_types, string_types  # noqa: F401
 from .ndarray.ndarray import NDArray
 
 __all__ = ["EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "F1", "MCC",

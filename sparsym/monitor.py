@@ -6,7 +6,9 @@ import re
 
 import numpy as np
 
+from . import ndarray  # noqa: F401  (mx.monitor exposes it, as MXNet's)
 from . import storage as st
+from .base import py_str  # noqa: F401
 from .ndarray.ndarray import NDArray, wrap
 
 __all__ = ["Monitor"]

@@ -25,6 +25,9 @@ from .base import FormatError, MXNetError
 __all__ = ["MXRecordIO", "MXIndexedRecordIO", "IRHeader", "pack", "unpack", "pack_img",
            "unpack_img"]
 
+# MXNet's module holds its OpenCV handle (None without OpenCV); images go through Pillow here
+cv2 = None
+
 _MAGIC = 0xCED7230A
 _MAGIC_BYTES = struct.pack("<I", _MAGIC)
 _HEAD = struct.Struct("<II")

@@ -44,7 +44,7 @@ def test_create_by_name():
     assert isinstance(mx.init.create("zeros"), mx.init.Zero)
     assert isinstance(mx.init.create("ones"), mx.init.One)
     assert mx.init.create("normal", sigma=2.0).sigma == 2.0
-    with pytest.raises(MXNetError, match="unknown initializer"):
+    with pytest.raises(MXNetError, match="nope is not registered"):
         mx.init.create("nope")
 
 
@@ -132,3 +132,21 @@ def test_module_uses_variable_init_and_suffix_rules():
     assert arg["emb_weight"].stype == "row_sparse"
     np.testing.assert_allclose(arg["emb_weight"].asnumpy(), 0.1)
     np.testing.assert_array_equal(arg["b_bias"].asnumpy(), 0)
+
+
+def test_create_from_dumps_and_alias():
+    init = mx.init.create(mx.init.Xavier(magnitude=2, rnd_type="gaussian").dumps())
+    assert isinstance(init, mx.init.Xavier) and init.magnitude == 2
+    assert init.rnd_type == "gaussian"
+    with pytest.raises(mx.MXNetError, match="nope is not registered"):
+        mx.init.create("nope")
+
+    @mx.init.alias("sevens")
+    class Sevens(mx.init.Initializer):
+        def _init_weight(self, name, arr):
+            arr[:] = 7
+
+    a = mx.nd.zeros((2,))
+    mx.init.create("sevens")(mx.init.InitDesc("x_weight"), a)
+    assert a.asnumpy().tolist() == [7, 7]
+    assert mx.initializer.load is mx.nd.load and mx.initializer.NDArray is mx.nd.NDArray
