@@ -19,6 +19,9 @@ _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in st.STYPE_ID.items()}
 __all__ = ["NDArray", "wrap", "array", "zeros", "ones", "empty", "full", "arange", "waitall",
            "concatenate", "moveaxis"]
 
+# MXNet's module keeps Python's slice under this name (its own ``slice`` is the operator)
+py_slice = slice
+
 
 def wrap(raw, ctx=None):
     """Wrap a raw value in the NDArray class of its storage type."""
