@@ -320,7 +320,13 @@ class NDArray:
             value = st.todense(value)
         key = _raw_key(key)
         try:
-            self._raw[key] = value
+            try:
+                self._raw[key] = value
+            except ValueError:
+                # MXNet (and NumPy 1) put a one-element array into a single element
+                if np.size(value) != 1:
+                    raise
+                self._raw[key] = np.asarray(value).reshape(())
         except (ValueError, IndexError) as err:
             raise ShapeError(f"NDArray.__setitem__: cannot assign {np.shape(value)} to "
                              f"index {key!r} of an array of shape {self.shape}: {err}") from None
@@ -359,18 +365,44 @@ class NDArray:
     def reshape_like(self, other):
         return self.reshape(other.shape)
 
-    def flatten(self):
-        return self.reshape((self.shape[0], -1)) if self.ndim else self.reshape((1, 1))
+    def flatten(self, inplace=False):
+        """Collapse all but the first axis; ``inplace=True`` returns a view (MXNet)."""
+        out = self.reshape((self.shape[0], -1)) if self.ndim else self.reshape((1, 1))
+        return out if inplace else out.copy()
 
-    def expand_dims(self, axis):
+    def expand_dims(self, axis, inplace=False):
+        """Insert an axis of size 1; ``inplace=True`` returns a view (MXNet)."""
         if self._ag is not None and STATE.recording:
             return _invoke("expand_dims", self, axis=axis)
-        return wrap(np.expand_dims(self._raw, axis), self._ctx)
+        out = np.expand_dims(self._raw, axis)
+        return wrap(out if inplace else out.copy(), self._ctx)
 
-    def squeeze(self, axis=None):
+    def squeeze(self, axis=None, inplace=False):
+        """Remove axes of size 1 (all of them leave shape (1,), as MXNet's legacy shapes);
+        ``inplace=True`` returns a view."""
         if self._ag is not None and STATE.recording:
             return _invoke("squeeze", self, axis=axis)
-        return wrap(np.squeeze(self._raw, axis), self._ctx)
+        out = np.squeeze(self._raw, axis)
+        if out.ndim == 0 and self.ndim > 0:
+            out = out.reshape((1,))
+        return wrap(out if inplace else out.copy(), self._ctx)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc_key, shape):
+        """Whether basic indexing by ``slc_key`` gives a C-contiguous block of a C-ordered
+        array of ``shape`` (MXNet returns such blocks as views and copies the others).
+
+        Decided from strides alone: the slice is taken on a zero-size stand-in strided like
+        a C array of ``shape``, so no data is touched.
+        """
+        strides, acc = [], 1
+        for n in reversed(shape):
+            strides.append(acc)
+            acc *= max(int(n), 1)
+        stand_in = np.lib.stride_tricks.as_strided(np.empty(1, np.int8), shape=tuple(shape),
+                                                   strides=tuple(reversed(strides)),
+                                                   writeable=False)
+        return bool(stand_in[slc_key].flags.c_contiguous)
 
     def transpose(self, axes=None):
         from .op import invoke

@@ -61,3 +61,23 @@ def test_csr_needs_two_dims_and_bad_stype():
         nd.ones((2, 3, 4)).tostype("csr")
     with pytest.raises(StorageError, match="invalid storage type"):
         nd.ones((2, 3)).tostype("coo")
+
+
+def test_mxnet_ndarray_view_and_scalar_assignment_semantics():
+    t = (mx.nd.arange(30) + 1).reshape(2, 3, 5)
+    copy, view = t.flatten(), t.flatten(inplace=True)
+    t[0] = -1
+    assert copy.asnumpy()[0, 0] == 1 and view.asnumpy()[0, 0] == -1
+    assert mx.nd.ones((1, 1, 1)).squeeze().shape == (1,)  # MXNet's legacy shape
+    e = t.expand_dims(0, inplace=True)
+    t[1] = 5
+    assert e.asnumpy()[0, 1, 0, 0] == 5
+    b = mx.nd.zeros(1)
+    b[0] = np.array([47.5], dtype=np.float32)  # one element into one element (MXNet)
+    assert b.asnumpy().tolist() == [47.5]
+    is_contig = mx.nd.NDArray._basic_indexing_slice_is_contiguous
+    x = np.zeros((6, 7, 8))
+    for key in [(slice(None), slice(2)), (slice(1, 4),), (slice(None, None, 2),),
+                (slice(0, 1), slice(None), slice(None, None, -1))]:
+        assert is_contig(key, x.shape) == x[key].flags.c_contiguous
+    assert mx.nd.ndarray.py_slice is slice
