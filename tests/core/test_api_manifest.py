@@ -32,21 +32,12 @@ EXCLUDED = {
             "symbol_doc")},
         "executor_manager": "MXNet's deprecated pre-Module executor manager (for FeedForward)",
         "error": TODO, "log": TODO, "registry": TODO,
-        "operator": PENDING, "profiler": PENDING, "recordio": PENDING,
+        "operator": PENDING, "profiler": PENDING,
     },
     "mxnet.base": {n: C_API for n in (
         "MXCallbackList", "c2pyerror", "c_array", "c_array_buf", "c_handle_array", "c_str",
         "c_str_array", "check_call", "ctypes2buffer", "ctypes2numpy_shared",
         "get_last_ffi_error", "mx_float_p")},
-    "mxnet.io": {**{n: IMAGE for n in (
-        "ImageDetRecordIter", "ImageRecordInt8Iter", "ImageRecordIter", "ImageRecordIter_v1",
-        "ImageRecordUInt8Iter", "ImageRecordUInt8Iter_v1")},
-        "MXDataIter": "wraps C++ data iterators of libmxnet; sparsym's are Python classes",
-        "MNISTIter": PENDING, "utils": TODO},
-    "mxnet.kvstore": {n: PENDING for n in ("KVStoreBase", "KVStoreServer", "base", "kvstore",
-                                             "kvstore_server")},
-    "mxnet.model": {"FeedForward": PENDING, "SKLEARN_INSTALLED": PENDING},
-    "mxnet.module": {n: PENDING for n in ("PythonLossModule", "PythonModule", "python_module")},
     "mxnet.ndarray": {
         **{n: OPS for n in ("eye", "histogram", "linspace", "split_v2")},
         **{n: OUT_OF_SCOPE for n in ("image", "imdecode", "numpy", "numpy_extension")},
@@ -59,8 +50,6 @@ EXCLUDED = {
                                                   "rand_zipfian")}},
     "mxnet.operator": {"*": PENDING},
     "mxnet.profiler": {"*": PENDING},
-    "mxnet.recordio": {"*": PENDING},
-    "mxnet.optimizer": {"LAMB": PENDING, "LARS": PENDING, "contrib": PENDING},
     "mxnet.rnn": {n: TODO for n in (
         "BaseConvRNNCell", "ConvGRUCell", "ConvLSTMCell", "ConvRNNCell", "DataBatch",
         "DataDesc", "DataIter", "init", "load_checkpoint", "ndarray", "rnn_unroll",
