@@ -18,6 +18,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from ..ops import rules
+from ..ops.node import Node
 from ..ops.registry import report_fallback
 from ..passes.gradient import gradient
 from ..passes.infer_attr import fmt_shape
@@ -26,7 +27,7 @@ from ..passes.infer_storage import infer_storage
 from ..passes.infer_type import infer_type
 from ..passes.plan_memory import POOL_MIN_BYTES, MemoryPlan, plan_memory, schedule
 from ..storage import nbytes as _nbytes  # noqa: F401  (re-exported for reports)
-from ..symbol.graph import IndexedGraph, Node
+from ..symbol.graph import IndexedGraph
 
 __all__ = ["Step", "Plan", "get_plan", "build_plan", "clear_cache", "stats"]
 
@@ -218,7 +219,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
             f = (n.op.name, n.params.to_strings(), ins, outs)
             fallbacks.append(f)
             report_fallback(*f)
-        writes_out = bool(getattr(row.kernel, "writes_out", False)) and mode != "fallback" \
+        writes_out = row.writes_out and mode != "fallback" \
             and all(o == "default" for o in outs)
         proto.append((k, n, row, mode, ins, outs, writes_out, id(n) in fwd_ids))
     n_fwd = sum(1 for p in proto if p[7])

@@ -86,7 +86,7 @@ def invoke_op(op, attrs, inputs, out=None):
     ctx = inputs[0]._ctx if inputs else None
     in_stypes, (row, out_stypes, mode) = _plan(op, attrs, raws)
     outs = _as_list(out) if out is not None else None
-    if outs and inputs and outs[0] is inputs[0] and getattr(row.kernel, "weight_inplace", False):
+    if outs and inputs and outs[0] is inputs[0] and row.weight_inplace:
         # optimizer updates with out=weight: the kernel updates the weight where it lies
         attrs = type(attrs)(attrs, __inplace__=True)
     if mode == "fallback":

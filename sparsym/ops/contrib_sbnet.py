@@ -21,7 +21,7 @@ from ..base import DTypeError, ShapeError
 from ..contrib.sbnet import fused
 from ..kernels import block_sparse as kbs
 from . import rules
-from .elemwise import bw
+from .grad import bw, kept, multi_bw
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 
@@ -363,14 +363,6 @@ def _scatter_var_kernel(a, xs, out=None):
     return _scatter_into(a, xs, y)
 
 
-# the executor passes preallocated outputs to these kernels (registry.out_kernel's marker)
-_scatter_kernel.writes_out = True
-_scatter_var_kernel.writes_out = True
-# output 0 may take base's buffer (MXNet's FInplaceOption), where the registry supports it
-_INPLACE = {"inplace": ((2, 0),)} if "inplace" in getattr(OpDef, "__dataclass_fields__", {}) \
-    else {}
-
-
 def _scatter_grad(node, og):
     p = node.params
     dblocks = bw("_contrib_sparse_gather", [og[0], node.inputs[1]], node, "data_grad",
@@ -418,12 +410,14 @@ _SCATTER_DOC = """Write (``add=False``) or add (``add=True``) blocks into a copy
     """
 register(OpDef(
     "_contrib_sparse_scatter", inputs=("data", "indices", "base"), params=_SCATTER,
-    dispatch=(Dispatch((D, D, D), (D,), _scatter_kernel),),
+    dispatch=(Dispatch((D, D, D), (D,), _scatter_kernel, writes_out=True),),
     infer_shape=_scatter_shape, infer_type=_scatter_type, gradient=_scatter_grad,
     doc=_SCATTER_DOC))
 register(OpDef(
     "_contrib_sparse_scatter_var", inputs=("data", "indices", "base"), params=_SCATTER,
-    mutates=(2,), **_INPLACE, dispatch=(Dispatch((D, D, D), (D,), _scatter_var_kernel),),
+    # output 0 may take base's buffer (MXNet's FInplaceOption)
+    mutates=(2,), inplace=((2, 0),),
+    dispatch=(Dispatch((D, D, D), (D,), _scatter_var_kernel, writes_out=True),),
     infer_shape=_scatter_shape, infer_type=_scatter_type, gradient=_scatter_grad,
     doc=_SCATTER_DOC.replace("into a copy of base\n    (SBNet's sparse_scatter)",
                              "into base in place\n    (SBNet's sparse_scatter_var)") + """
@@ -520,7 +514,6 @@ def _sbconv_kernel(a, xs):
 
 
 def _sbconv_grad(node, og):
-    from .nn._common import kept, multi_bw
     n = 2 if node.params.no_bias else 3
     g = multi_bw("_backward__contrib_SparseBlockConvolution",
                  [og[0]] + list(node.inputs[:3]), node, "backward", n, **kept(node))
@@ -533,21 +526,14 @@ def _sbconv_bwd_kernel(a, xs):
     return (dx, dw) if a.no_bias else (dx, dw, db)
 
 
-def _sbconv_bwd_shape(a, ins, outs):
-    for i, src in enumerate((ins[1], ins[3])):
-        if src is not None:
-            rules.set_shape(outs, i, src, "output")
+def _sbconv_bias_shape(a, ins, outs):
     if not a.no_bias and ins[3] is not None:
         rules.set_shape(outs, 2, (ins[3][0],), "output")
-    return ins, outs
 
 
-def _bwd_type(a, ins, outs):
-    t = ins[1] if ins[1] is not None else ins[0]
-    if t is not None:
-        for i in range(len(outs)):
-            rules.set_type(outs, i, t, "output")
-    return ins, outs
+# backward inputs (ograd, data, mask, weight): gradients of data and weight, then the bias's
+_sbconv_bwd_shape = rules.grads_like_inputs(1, sources=(0, 2), then=_sbconv_bias_shape)
+_sbconv_bwd_type = rules.grads_like_inputs_type(1, sources=(0, 2))
 
 
 register(OpDef(
@@ -598,7 +584,7 @@ register(OpDef(
     "_backward__contrib_SparseBlockConvolution", inputs=("ograd", "data", "mask", "weight"),
     params=_SBCONV, num_outputs=lambda a: 2 if a.no_bias else 3,
     dispatch=(Dispatch((D, "..."), (D,), _sbconv_bwd_kernel),),
-    infer_shape=_sbconv_bwd_shape, infer_type=_bwd_type))
+    infer_shape=_sbconv_bwd_shape, infer_type=_sbconv_bwd_type))
 
 
 # --------------------------------------------------------------------------- bottleneck
@@ -639,18 +625,13 @@ def _res_shape(a, ins, outs):
 
 
 def _res_grad(node, og):
-    from .nn._common import kept, multi_bw
     g = multi_bw("_backward__contrib_SparseBottleneck", [og[0]] + list(node.inputs), node,
                  "backward", 10, **kept(node))
     return [g[0], None] + g[1:] + [None] * len(_RES_AUX)
 
 
-def _res_bwd_shape(a, ins, outs):
-    fwd = ins[1:]
-    for i, src in enumerate([fwd[0]] + list(fwd[2:11])):
-        if src is not None:
-            rules.set_shape(outs, i, src, "output")
-    return ins, outs
+# gradients of data and the nine parameters (not of the mask or the moving statistics)
+_RES_GRAD_OF = (0,) + tuple(range(2, 11))
 
 
 def _res_kernel(a, xs, out=None):
@@ -658,13 +639,11 @@ def _res_kernel(a, xs, out=None):
     return (fused.res_forward(a, xs, out),)
 
 
-_res_kernel.writes_out = True
-_RES_INPLACE = {"inplace": ((0, 0),)} if _INPLACE else {}
 
 register(OpDef(
     "_contrib_SparseBottleneck", inputs=("data", "mask") + _RES_PARAMS + _RES_AUX,
     aux=_RES_AUX, mutates=tuple(range(11, 17)), needs_is_train=True, params=_RES,
-    **_RES_INPLACE, dispatch=(Dispatch((D, "..."), (D,), _res_kernel),),
+    inplace=((0, 0),), dispatch=(Dispatch((D, "..."), (D,), _res_kernel, writes_out=True),),
     infer_shape=_res_shape, infer_type=_data_type, gradient=_res_grad,
     doc="""Sparse pre-activation bottleneck residual block (SBNet's sparse_res_block_bottleneck).
 
@@ -700,4 +679,5 @@ register(OpDef(
     "_backward__contrib_SparseBottleneck", inputs=("ograd", "data", "mask") + _RES_PARAMS
     + _RES_AUX, params=_RES, num_outputs=10, needs_is_train=True,
     dispatch=(Dispatch((D, "..."), (D,), lambda a, xs: fused.res_backward(a, xs[0], xs[1:])),),
-    infer_shape=_res_bwd_shape, infer_type=_bwd_type))
+    infer_shape=rules.grads_like_inputs(1, sources=_RES_GRAD_OF),
+    infer_type=rules.grads_like_inputs_type(1, sources=_RES_GRAD_OF)))

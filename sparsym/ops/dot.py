@@ -7,7 +7,7 @@ from .. import storage as st
 from ..kernels import csr as kcsr
 from ..kernels._arrays import rows2
 from . import rules
-from .elemwise import bw
+from .grad import bw
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 

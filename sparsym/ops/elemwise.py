@@ -8,7 +8,7 @@ Storage rules (MXNet 1.9.1, probed; see tests/ops/mxnet_stypes.json):
   ``_backward_<op>`` give dense gradients (MXNet falls back for csr; we compute directly).
 
 Binary, scalar and broadcast operators live in elemwise_binary.py, elemwise_scalar.py and
-elemwise_broadcast.py; they share the helpers defined here.
+elemwise_broadcast.py; they share the kernel helpers defined here (gradient helpers: grad.py).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from .. import storage as st
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
+from .grad import bw, identity_grad, no_grad
 from .grad_expr import Ex
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
@@ -26,18 +27,6 @@ D, R, C = "default", "row_sparse", "csr"
 
 
 # ----------------------------------------------------------------------------- helpers
-def bw(op_name, inputs, node, tag, **params):
-    """Entry of a new backward node named after the forward node."""
-    from ..passes.gradient import make_node
-    return (make_node(op_name, inputs, f"{node.name}_{tag}", **params), 0)
-
-
-def bw_node(op_name, inputs, node, tag, **params):
-    """A new backward node (for multi-output backward ops: use (node, i))."""
-    from ..passes.gradient import make_node
-    return make_node(op_name, inputs, f"{node.name}_{tag}", **params)
-
-
 def dense1(fn):
     """Kernel applying a numpy function to one dense input."""
     return lambda attrs, xs: (fn(xs[0]),)
@@ -61,14 +50,6 @@ def same_dtype(fn):
             return r.astype(x.dtype, copy=False)
         return np.asarray(r, x.dtype)
     return g
-
-
-def no_grad(node, og):
-    return [None] * len(node.inputs)
-
-
-def identity_grad(node, og):
-    return [og[0]]
 
 
 def _map_csr(fn):

@@ -18,7 +18,8 @@ from .. import storage as st
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
-from .elemwise import bw, bw_node, dense2, no_grad, same_dtype
+from .elemwise import dense2, same_dtype
+from .grad import bw, bw_node, no_grad
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 
@@ -137,20 +138,6 @@ def _backward_binary(kind):
     return k
 
 
-def _bwd_shape(attrs, ins, outs):
-    for i in range(2):
-        if ins[1 + i] is not None:
-            rules.set_shape(outs, i, ins[1 + i], "output")
-    return ins, outs
-
-
-def _bwd_type(attrs, ins, outs):
-    for i in range(2):
-        if ins[1 + i] is not None:
-            rules.set_type(outs, i, ins[1 + i], "output")
-    return ins, outs
-
-
 def _backward_mul_grad(node, og):
     """Second-order rule of ``_backward_mul(g, a, b) = (g*b, g*a)``."""
     g, a, b = node.inputs
@@ -166,7 +153,8 @@ for _k in _PARTIALS:
                    output_names=("lhs_grad", "rhs_grad"),
                    dispatch=(Dispatch((D, D, D), (D, D), _backward_binary(_k)),
                              Dispatch(("*", "*", "*"), (D, D), _backward_binary(_k))),
-                   infer_shape=_bwd_shape, infer_type=_bwd_type,
+                   infer_shape=rules.grads_like_inputs(1),
+                   infer_type=rules.grads_like_inputs_type(1),
                    gradient=_backward_mul_grad if _k == "mul" else None,
                    doc=f"Dense gradients of the elementwise {_k} (MXNet gives dense ones)."))
 

@@ -14,7 +14,8 @@ from .. import storage as st
 from ..base import MXNetError, StorageError
 from ..kernels import csr as kcsr
 from . import rules
-from .elemwise import bw, bw_node, dense2, no_grad, same_dtype
+from .elemwise import dense2, same_dtype
+from .grad import bw, bw_node, no_grad
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 
@@ -64,20 +65,6 @@ def _bwd(a, xs):
     return (np.ascontiguousarray(ga, dtype=x.dtype), np.ascontiguousarray(gb, dtype=y.dtype))
 
 
-def _bwd_shape(attrs, ins, outs):
-    for i in range(2):
-        if ins[1 + i] is not None:
-            rules.set_shape(outs, i, ins[1 + i], "output")
-    return ins, outs
-
-
-def _bwd_type(attrs, ins, outs):
-    for i in range(2):
-        if ins[1 + i] is not None:
-            rules.set_type(outs, i, ins[1 + i], "output")
-    return ins, outs
-
-
 def _bwd_grad(node, og):
     """Second-order rule of ``_backward_broadcast_binary`` (add, sub, mul): the outputs are
     reduce(g), reduce(+-g) and reduce(g*b), reduce(g*a); ``og`` has the operands' shapes."""
@@ -106,7 +93,9 @@ register(OpDef("_backward_broadcast_binary", inputs=("ograd", "lhs", "rhs"), num
                params=Params(fn=Field("str", choices=tuple(_BPARTIALS))),
                dispatch=(Dispatch((D, D, D), (D, D), _bwd),
                          Dispatch(("*", "*", "*"), (D, D), _bwd)),
-               infer_shape=_bwd_shape, infer_type=_bwd_type, gradient=_bwd_grad,
+               infer_shape=rules.grads_like_inputs(1),
+               infer_type=rules.grads_like_inputs_type(1),
+               gradient=_bwd_grad,
                doc="Gradients of a broadcast binary op, reduced to each operand's shape."))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from .. import storage as st
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
-from .elemwise import bw, identity_grad, no_grad
+from .grad import bw, identity_grad, no_grad
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 

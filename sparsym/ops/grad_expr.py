@@ -18,7 +18,7 @@ _ids = itertools.count()
 
 
 def _node(op_name, inputs, **params):
-    from ..passes.gradient import make_node
+    from .node import make_node
     return (make_node(op_name, inputs, f"_grad_expr{next(_ids)}_{op_name}", **params), 0)
 
 

@@ -10,7 +10,8 @@ from ..base import MXNetError, dtype_of
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
-from .nn._common import C, Checked, D, kept, multi_bw, norm_axis, require
+from .grad import kept, multi_bw
+from .nn._common import C, Checked, D, norm_axis, require
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 from .shape_ops import unary_shape_op

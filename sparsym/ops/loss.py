@@ -6,7 +6,7 @@ import numpy as np
 from .. import storage as st
 from ..kernels._arrays import rows2
 from . import rules
-from .elemwise import bw
+from .grad import bw
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 
@@ -120,7 +120,7 @@ register(OpDef(
     infer_shape=softmax_output_shape, infer_type=rules.first_input_type,
     gradient=lambda node, og: _loss_grad("_backward_SoftmaxOutput",
                                          node.params.out_grad)(node, og),
-    is_loss=True, aliases=("Softmax",),
+    aliases=("Softmax",),
     doc="""Softmax with a cross-entropy gradient (a loss head: backward needs no head gradient).
 
     Parameters
@@ -176,7 +176,7 @@ def regression(name, fwd, dgrad, doc):
         name, params=_REG, inputs=("data", "label"),
         dispatch=(Dispatch((D, D), (D,), fwd_k), Dispatch((D, C), (D,), fwd_k)),
         infer_shape=regression_shape, infer_type=rules.first_input_type,
-        gradient=_loss_grad(bname), is_loss=True, aliases=("_sparse_" + name,), doc=doc))
+        gradient=_loss_grad(bname), aliases=("_sparse_" + name,), doc=doc))
     register(OpDef(bname, params=_REG, inputs=("out", "label"),
                    dispatch=(Dispatch((D, D), (D,), bwd_k), Dispatch((D, C), (D,), bwd_k)),
                    infer_shape=rules.first_input_shape, infer_type=rules.first_input_type))
@@ -213,7 +213,7 @@ register(OpDef(
               Dispatch((R,), (R,), lambda a, xs: (xs[0].copy(),))),
     gradient=lambda node, og: [bw("_backward_MakeLoss", [node.inputs[0]], node, "backward",
                                   **_kept(node))],
-    is_loss=True, aliases=("make_loss", "_sparse_make_loss"),
+    aliases=("make_loss", "_sparse_make_loss"),
     doc="Mark an output as a loss: backward starts from grad_scale (normalized) ones."))
 register(OpDef("_backward_MakeLoss", params=_MAKELOSS,
                dispatch=(Dispatch((D,), (D,), _makeloss_bwd),)))

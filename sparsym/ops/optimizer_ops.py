@@ -138,7 +138,6 @@ def _update_kernel(name, dense, lazy=None, std=None, scalars=(), lazy_rule="para
         if out_stype is not None and st.stype_of(res) != out_stype:
             res = st.cast_raw(res, out_stype)
         return (res,)
-    kernel.weight_inplace = True  # invoke passes __inplace__ when out is the weight
     return kernel
 
 
@@ -169,8 +168,10 @@ def register_update(name, inputs, params, dense, lazy=None, std=None, scalars=()
     ns = len(inputs) - 2
     dispatch = []
     for ins, out in rows:
+        # weight_inplace: with out=weight, nd.* passes __inplace__ and the weight is updated
+        # where it lies
         dispatch.append(Dispatch(ins, (out,), _update_kernel(
-            name, dense, lazy, std, scalars, lazy_rule, out_stype=out)))
+            name, dense, lazy, std, scalars, lazy_rule, out_stype=out), weight_inplace=True))
     register(OpDef(name, inputs=tuple(inputs), params=params, dispatch=tuple(dispatch),
                    mutates=tuple(range(2, 2 + ns)), infer_shape=_shape_rule,
                    infer_type=_type_rule, aliases=aliases, doc=doc))

@@ -11,8 +11,8 @@ from ..base import MXNetError, dtype_of
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
-from .elemwise import bw
-from .nn._common import C, Checked, D, R, kept, norm_axis, require
+from .grad import bw, kept
+from .nn._common import C, Checked, D, R, norm_axis, require
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from ..base import MXNetError, NotImplementedForStype, getenv
@@ -13,7 +13,7 @@ from .params import NO_PARAMS, Params
 
 logger = logging.getLogger("sparsym")
 
-__all__ = ["Dispatch", "OpDef", "register", "get_op", "all_ops", "resolve_dispatch", "out_kernel",
+__all__ = ["Dispatch", "OpDef", "register", "get_op", "all_ops", "resolve_dispatch",
            "ufunc_kernel"]
 
 
@@ -21,18 +21,32 @@ __all__ = ["Dispatch", "OpDef", "register", "get_op", "all_ops", "resolve_dispat
 class Dispatch:
     """One storage row: input stypes ('*' = any) -> output stypes, the kernel and a guard.
 
-    ``kernel(attrs, inputs) -> tuple of outputs`` works on raw values.
-    ``outs`` entries may be an int ``i`` meaning "the stype of input i".
+    ``kernel(attrs, inputs) -> tuple of outputs`` works on raw values. ``ins`` may end with
+    ``"..."``: any further inputs, of the stype before it. ``outs`` entries may be an int
+    ``i`` meaning "the stype of input i". ``when(attrs, in_stypes)`` guards the row.
+
+    Kernel capabilities the executor and ``nd.*`` read:
+
+    writes_out
+        The kernel is called ``kernel(attrs, inputs, out=None)``; when ``out`` is a tuple of
+        preallocated C-contiguous arrays with the inferred output shapes and dtypes, it
+        writes its results there (they may alias an input named in the op's ``inplace``
+        pairs) and returns them. Without ``out`` it behaves as a pure kernel. Honoured only
+        when every output is dense.
+    weight_inplace
+        Optimizer updates: when ``nd.<op>(..., out=weight)`` is called, attrs carry
+        ``__inplace__`` and the kernel updates the weight where it lies.
     """
 
     ins: tuple
     outs: tuple
     kernel: Callable
     when: Callable | None = None
+    writes_out: bool = False
+    weight_inplace: bool = False
 
     def matches(self, attrs, in_stypes) -> bool:
-        if len(self.ins) == 1 and self.ins[0] == "...":
-            return True
+        """Whether this row takes ``in_stypes`` under ``attrs`` (stypes, then the guard)."""
         if self.ins and self.ins[-1] == "...":
             fixed = self.ins[:-1]
             if len(in_stypes) < len(fixed):
@@ -81,8 +95,6 @@ class OpDef:
     gradient: Callable | None = None
     aliases: tuple = ()
     doc: str = ""
-    # loss heads: backward ignores the head gradient (MXNet's SoftmaxOutput & co)
-    is_loss: bool = False
     # var-arg ops take their count from this param (add_n's num_args)
     key_var_num_args: str | None = None
     # when True the kernel receives attrs with '__is_train__' (Dropout, BatchNorm)
@@ -96,8 +108,6 @@ class OpDef:
     # (input index, output index) pairs whose buffers may be shared when the input is not
     # used afterwards (MXNet's FInplaceOption); honoured only for ``out``-capable kernels
     inplace: tuple = ()
-    # names of hidden extra attributes accepted and kept as strings (e.g. '__profiler_scope__')
-    extra: dict = field(default_factory=dict)
 
     def input_names(self, attrs) -> tuple:
         return tuple(self.inputs(attrs)) if callable(self.inputs) else self.inputs
@@ -140,27 +150,16 @@ def get_op(name: str) -> OpDef:
         raise MXNetError(f"operator {name!r} is not registered") from None
 
 
-def out_kernel(kernel):
-    """Mark a dense kernel as ``out``-capable (the executor's memory pool uses it).
-
-    Such a kernel is called ``kernel(attrs, inputs, out=None)``; when ``out`` is a tuple of
-    preallocated C-contiguous arrays with the inferred output shapes and dtypes, it writes
-    its results there (they may alias an input named in the op's ``inplace`` pairs) and
-    returns them. Without ``out`` it behaves as a pure kernel.
-    """
-    kernel.writes_out = True
-    return kernel
-
-
 def ufunc_kernel(fn, **kwargs):
-    """An ``out``-capable dense kernel applying the numpy ufunc ``fn`` to all inputs (the
-    result is cast to the preallocated output's dtype, as the shape/type rules decided)."""
+    """A dense kernel applying the numpy ufunc ``fn`` to all inputs, able to write into
+    preallocated outputs (declare its row ``writes_out=True``; the result is cast to the
+    output's dtype, as the shape/type rules decided)."""
     def kernel(attrs, xs, out=None):
         if out is None:
             return (fn(*xs, **kwargs),)
         return (fn(*xs, out=out[0], casting="unsafe", **kwargs),)
     kernel.__name__ = f"ufunc_{getattr(fn, '__name__', 'fn')}"
-    return out_kernel(kernel)
+    return kernel
 
 
 def has_op(name: str) -> bool:

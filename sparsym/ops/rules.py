@@ -83,14 +83,38 @@ def first_input_shape(attrs, ins, outs):
     return ins, outs
 
 
-def grads_like_inputs(n_ograd=1):
-    """Backward ops laid out as (ograds..., fwd inputs...) -> grads shaped like fwd inputs."""
+def _grad_sources(n_ograd, sources, attrs, ins, n_out):
+    """(forward inputs, per output the index of the forward input it is the gradient of)."""
+    fwd = ins[(n_ograd(attrs) if callable(n_ograd) else n_ograd):]
+    src = tuple(range(n_out)) if sources is None else tuple(sources)
+    return fwd, [src[i] if i < len(src) and src[i] < len(fwd) else None for i in range(n_out)]
+
+
+def grads_like_inputs(n_ograd=1, sources=None, then=None):
+    """Backward shape rule for ops laid out as (ograds..., forward inputs...): gradient i has
+    the shape of forward input ``sources[i]`` (default: input i).
+
+    ``n_ograd`` may be ``f(attrs)``; ``then(attrs, ins, outs)`` completes gradients that
+    have no forward input of their own (a bias the backward op does not take).
+    """
     def rule(attrs, ins, outs):
-        fwd = ins[n_ograd:]
-        for i in range(len(outs)):
-            set_shape(outs, i, fwd[i] if i < len(fwd) else None, "output")
+        fwd, src = _grad_sources(n_ograd, sources, attrs, ins, len(outs))
+        for i, j in enumerate(src):
+            if j is not None and fwd[j] is not None:
+                set_shape(outs, i, fwd[j], "output")
+        if then is not None:
+            then(attrs, ins, outs)
         return ins, outs
     return rule
+
+
+def bias_grad_shape(size_param):
+    """``then`` step of :func:`grads_like_inputs` for layers whose backward op does not take
+    the bias: gradient 2 is ``(attrs.<size_param>,)`` unless ``no_bias``."""
+    def then(attrs, ins, outs):
+        if not attrs.no_bias:
+            set_shape(outs, 2, (getattr(attrs, size_param),), "output")
+    return then
 
 
 def same_type(attrs, ins, outs):
@@ -119,13 +143,16 @@ def first_input_type(attrs, ins, outs):
     return ins, outs
 
 
-def grads_like_inputs_type(n_ograd=1):
-    """Backward dtypes: gradient i has fwd input i's dtype."""
+def grads_like_inputs_type(n_ograd=1, sources=None):
+    """Backward dtype rule matching :func:`grads_like_inputs`: gradient i has forward input
+    ``sources[i]``'s dtype; one without a forward input has forward input 0's (else the
+    head gradient's)."""
     def rule(attrs, ins, outs):
-        fwd = ins[n_ograd:]
-        for i in range(len(outs)):
-            if i < len(fwd) and fwd[i] is not None:
-                set_type(outs, i, fwd[i], "output")
+        fwd, src = _grad_sources(n_ograd, sources, attrs, ins, len(outs))
+        for i, j in enumerate(src):
+            t = fwd[j] if j is not None else (fwd[0] if fwd and fwd[0] is not None else ins[0])
+            if t is not None:
+                set_type(outs, i, t, "output")
         return ins, outs
     return rule
 

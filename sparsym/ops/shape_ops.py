@@ -9,8 +9,8 @@ from ..base import ShapeError, dtype_of
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
-from .elemwise import bw
-from .nn._common import C, Checked, D, R, kept, multi_bw, norm_axis, prod, require
+from .grad import bw, kept, multi_bw
+from .nn._common import C, Checked, D, R, norm_axis, prod, require
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 from .shape_codes import reshape_target
@@ -476,11 +476,7 @@ def _concat_bwd(a, xs):
     return tuple(np.array(p) for p in np.split(g, bounds, axis=ax))
 
 
-def _concat_bwd_shape(attrs, ins, outs):
-    for i in range(len(outs)):
-        if ins[i + 1] is not None:
-            rules.set_shape(outs, i, ins[i + 1], "output")
-    return ins, outs
+_concat_bwd_shape = rules.grads_like_inputs(1)
 
 
 register(OpDef(

@@ -13,7 +13,7 @@ from ..base import ShapeError
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
-from .elemwise import bw
+from .grad import bw
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 

@@ -2,30 +2,8 @@
 from __future__ import annotations
 
 from ..base import MXNetError
-from ..symbol.graph import IndexedGraph, Node
-
-_PARSED: dict = {}
-
-
-def make_node(op_name, inputs, name, **params):
-    """Create a backward/helper node of a registered op (params given as Python values).
-
-    Parsed parameters are shared between nodes with equal parameters (they are never
-    mutated), which keeps the gradient pass cheap on long unrolled graphs.
-    """
-    from ..ops.registry import get_op
-    op = get_op(op_name)
-    try:
-        key = (op_name, tuple(sorted(params.items())))
-        hit = _PARSED.get(key)
-    except TypeError:  # unhashable parameter values
-        key = hit = None
-    if hit is None:
-        attrs = op.params.parse(op_name, params)
-        hit = (attrs, {k: str(v) for k, v in params.items()})
-        if key is not None and len(_PARSED) < 4096:
-            _PARSED[key] = hit
-    return Node(op, name, hit[0], {}, inputs, hit[1])
+from ..ops.node import make_node
+from ..symbol.graph import IndexedGraph
 
 
 def _sum(entries, name):

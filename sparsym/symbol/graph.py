@@ -1,7 +1,7 @@
 """Graph nodes and the indexed (topologically ordered) view the passes work on."""
 from __future__ import annotations
 
-from ..ops.params import Attrs
+from ..ops.node import Node  # noqa: F401  (the graph's node type; defined with the ops)
 
 # MXNet's hidden attribute keys: stored as ``__key__``, listed under both spellings
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",
@@ -24,55 +24,6 @@ def current_epoch() -> int:
 def storage_key(key: str) -> str:
     """The key MXNet stores an attribute under (``lr_mult`` -> ``__lr_mult__``)."""
     return f"__{key}__" if key in HIDDEN_KEYS else key
-
-
-class Node:
-    """An operator application or a variable (``op is None``).
-
-    ``params``: typed op parameters (defaults filled in); ``given``: the parameters the
-    user passed, as MXNet's strings (what JSON and ``list_attr`` show); ``attr``: other
-    string attributes (``__shape__``, ``__storage_type__``, ``__ctx_group__``, user keys);
-    ``inputs``: list of (Node, output index) entries.
-    """
-
-    __slots__ = ("op", "name", "params", "attr", "inputs", "given", "nout", "__weakref__")
-
-    def __init__(self, op, name, params=None, attr=None, inputs=(), given=None):
-        self.op = op
-        self.name = name
-        self.params = params if params is not None else Attrs()
-        self.attr = dict(attr) if attr else {}
-        self.inputs = list(inputs)
-        if given is None:
-            given = {} if op is None else self.params.to_strings()
-        self.given = given
-        self.nout = 1 if op is None else op.n_outputs(self.params)
-
-    @property
-    def is_variable(self) -> bool:
-        return self.op is None
-
-    def num_outputs(self) -> int:
-        return self.nout
-
-    def num_visible(self) -> int:
-        """Outputs a Symbol exposes (hidden ones feed the backward op only)."""
-        return 1 if self.op is None else self.op.n_visible(self.params)
-
-    def all_attrs(self) -> dict:
-        """MXNet's ``attrs.dict``: the given parameters and the string attributes."""
-        if not self.given:
-            return dict(self.attr)
-        out = dict(self.given)
-        out.update(self.attr)
-        return out
-
-    def copy(self):
-        """A shallow copy (same inputs list contents, own dicts)."""
-        return Node(self.op, self.name, self.params, self.attr, self.inputs, dict(self.given))
-
-    def __repr__(self):
-        return f"Node({self.op.name if self.op else 'var'}, {self.name!r})"
 
 
 def topo_order(heads):

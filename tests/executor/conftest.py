@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from sparsym.ops import registry, rules
-from sparsym.ops.elemwise import bw
-from sparsym.ops.registry import Dispatch, OpDef, has_op, out_kernel, register, ufunc_kernel
+from sparsym.ops.grad import bw
+from sparsym.ops.registry import Dispatch, OpDef, has_op, register, ufunc_kernel
 
 D = "default"
 
@@ -34,13 +34,13 @@ def register_pool_ops():
     if has_op("_ptest_add"):
         return
     register(OpDef("_ptest_add", inputs=("lhs", "rhs"),
-                   dispatch=(Dispatch((D, D), (D,), ufunc_kernel(np.add)),),
+                   dispatch=(Dispatch((D, D), (D,), ufunc_kernel(np.add), writes_out=True),),
                    inplace=((0, 0), (1, 0)),
                    gradient=lambda node, og: [og[0], og[0]]))
     register(OpDef("_ptest_tanh_bwd", inputs=("ograd", "out"),
-                   dispatch=(Dispatch((D, D), (D,), out_kernel(_tanh_bwd)),),
+                   dispatch=(Dispatch((D, D), (D,), _tanh_bwd, writes_out=True),),
                    inplace=((0, 0),)))
-    register(OpDef("_ptest_tanh", dispatch=(Dispatch((D,), (D,), out_kernel(_tanh_kernel)),),
+    register(OpDef("_ptest_tanh", dispatch=(Dispatch((D,), (D,), _tanh_kernel, writes_out=True),),
                    inplace=((0, 0),),
                    gradient=lambda node, og: [bw("_ptest_tanh_bwd", [og[0], (node, 0)], node,
                                                  "backward")]))

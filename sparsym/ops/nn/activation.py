@@ -7,10 +7,10 @@ import numpy as np
 
 from ... import random as _random
 from .. import rules
-from ..elemwise import bw
+from ..grad import bw, kept, multi_bw
 from ..params import Field, Params
 from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, kept, multi_bw, norm_axis, require
+from ._common import Checked, D, norm_axis, require
 
 # ----------------------------------------------------------------------------- Activation
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -182,11 +182,8 @@ def _lrelu_grad(node, og):
                     **kept(node))
 
 
-def _lrelu_bwd_shape(attrs, ins, outs):
-    rules.set_shape(outs, 0, ins[1], "output")
-    if attrs.act_type == "prelu":
-        rules.set_shape(outs, 1, ins[3], "output")
-    return ins, outs
+# inputs (ograd, data, out[, gamma]): gradients of data and (prelu) gamma
+_lrelu_bwd_shape = rules.grads_like_inputs(1, sources=(0, 2))
 
 
 register(OpDef(

@@ -6,9 +6,10 @@ import numpy as np
 from ...kernels import conv as kconv
 from ...kernels import pool as kpool
 from .. import rules
+from ..grad import bw, kept, multi_bw
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, kept, multi_bw, require
+from ._common import Checked, D, require
 
 _LAYOUTS = (None, "NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
 
@@ -147,13 +148,8 @@ def _grad(bname):
     return grad
 
 
-def _bwd_shape(attrs, ins, outs):
-    for i in range(2):
-        if ins[i + 1] is not None:
-            rules.set_shape(outs, i, ins[i + 1], "output")
-    if not attrs.no_bias:
-        rules.set_shape(outs, 2, (attrs.num_filter,), "output")
-    return ins, outs
+# the backward op takes (ograd, data, weight): the bias gradient's shape comes from num_filter
+_bwd_shape = rules.grads_like_inputs(1, then=rules.bias_grad_shape("num_filter"))
 
 
 _ROWS3 = (Dispatch((D, D, D), (D,), None), Dispatch((D, D), (D,), None))
@@ -393,14 +389,11 @@ def _pool_bwd(a, xs):
 
 
 def _pool_grad(node, og):
-    from ..elemwise import bw
     return [bw("_backward_Pooling", [og[0], node.inputs[0], (node, 0)], node, "backward",
                **kept(node))]
 
 
-def _pool_bwd_shape(attrs, ins, outs):
-    rules.set_shape(outs, 0, ins[1], "output")
-    return ins, outs
+_pool_bwd_shape = rules.grads_like_inputs(1)
 
 
 register(OpDef(

@@ -7,9 +7,10 @@ from ... import storage as st
 from ...base import dtype_of
 from ...kernels import rsp as krsp
 from .. import rules
+from ..grad import bw, kept, multi_bw
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
-from ._common import C, Checked, D, R, kept, multi_bw, prod, require
+from ._common import C, Checked, D, R, prod, require
 
 # ----------------------------------------------------------------------------- FullyConnected
 
@@ -103,13 +104,7 @@ def _fc_grad(node, og):
                     node, "backward", n, **kept(node))
 
 
-def _fc_bwd_shape(attrs, ins, outs):
-    for i in range(2):
-        if ins[i + 1] is not None:
-            rules.set_shape(outs, i, ins[i + 1], "output")
-    if not attrs.no_bias:
-        rules.set_shape(outs, 2, (attrs.num_hidden,), "output")
-    return ins, outs
+_fc_bwd_shape = rules.grads_like_inputs(1, then=rules.bias_grad_shape("num_hidden"))
 
 
 _FC_DOC = """Apply a linear transformation: ``Y = X W^T + b``.
@@ -245,7 +240,6 @@ def _emb_bwd_rsp(a, xs):
 
 def _emb_grad(bname):
     def grad(node, og):
-        from ..elemwise import bw
         return [None, bw(bname, [og[0], node.inputs[0]], node, "backward", **kept(node))]
     return grad
 

@@ -5,9 +5,10 @@ import numpy as np
 
 from ...kernels import norm as knorm
 from .. import rules
+from ..grad import kept, multi_bw
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, kept, multi_bw, norm_axis, require
+from ._common import Checked, D, norm_axis, require
 
 
 def _bn_check(op, a):
@@ -144,12 +145,8 @@ def _bn_grad(node, og):
     return multi_bw("_backward_BatchNorm", ins, node, "backward", 3, **kept(node)) + [None, None]
 
 
-def _bn_bwd_shape(attrs, ins, outs):
-    for i in range(3):
-        src = ins[1] if i == 0 else ins[2]
-        if src is not None:
-            rules.set_shape(outs, i, src, "output")
-    return ins, outs
+# inputs (ograd, data, gamma, mean, invstd): gradients of data, gamma and beta (gamma's shape)
+_bn_bwd_shape = rules.grads_like_inputs(1, sources=(0, 1, 1))
 
 
 register(OpDef(

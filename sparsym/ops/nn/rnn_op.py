@@ -14,9 +14,10 @@ import numpy as np
 
 from ... import random as _random
 from .. import rules
+from ..grad import kept, multi_bw
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, kept, multi_bw, require
+from ._common import Checked, D, require
 from .rnn_param import GATES, layout
 
 
@@ -170,24 +171,6 @@ def _rnn_grad(node, og):
     return multi_bw("_backward_RNN", ins, node, "backward", len(node.inputs), **kept(node))
 
 
-def _bwd_shape(attrs, ins, outs):
-    ns = _n_states(attrs)
-    fwd = ins[1 + ns:-1]
-    for i, s in enumerate(fwd):
-        if s is not None:
-            rules.set_shape(outs, i, s, "output")
-    return ins, outs
-
-
-def _bwd_type(attrs, ins, outs):
-    ns = _n_states(attrs)
-    t = ins[1 + ns]
-    for i in range(len(outs)):
-        if t is not None:
-            rules.set_type(outs, i, t, "output")
-    return ins, outs
-
-
 def _names(a):
     # MXNet's names: rnn_output, rnn_state_output, rnn_statecell_output
     return ("output", "state_output") + (("statecell_output",) if _lstm(a) else ()) + ("seed",)
@@ -219,4 +202,5 @@ register(OpDef(
     num_outputs=lambda a: len(_inputs(a)),
     # dense rows only, like the forward: a sparse head gradient falls back (densified)
     dispatch=(Dispatch((D, "..."), (D,), _rnn_bwd),),
-    infer_shape=_bwd_shape, infer_type=_bwd_type))
+    infer_shape=rules.grads_like_inputs(lambda a: 1 + _n_states(a)),
+    infer_type=rules.grads_like_inputs_type(lambda a: 1 + _n_states(a))))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import rules
-from ..elemwise import bw
+from ..grad import bw, kept
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, kept, require
+from ._common import Checked, D, require
 
 GATES = {"lstm": 4, "gru": 3, "rnn_relu": 1, "rnn_tanh": 1}
 _PARTS = ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias")

@@ -1,0 +1,50 @@
+"""Dispatch rows and the shared backward rules, through the registry's records."""
+import numpy as np
+
+import sparsym as mx
+from sparsym.ops import rules
+from sparsym.ops.registry import Dispatch, OpDef, resolve_dispatch
+
+D, R = "default", "row_sparse"
+
+
+def _k(attrs, xs):
+    return tuple(xs)
+
+
+def test_variadic_row_checks_its_guard():
+    guarded = Dispatch(("...",), (R,), _k, when=lambda attrs, stypes: attrs.get("ok"))
+    assert guarded.matches({"ok": True}, (D, D, D))
+    assert not guarded.matches({"ok": False}, (D, D, D))
+    assert Dispatch(("...",), (D,), _k).matches({}, ())
+    op = OpDef("_test_guarded", dispatch=(guarded, Dispatch(("...",), (D,), _k)))
+    row, outs, mode = resolve_dispatch(op, {"ok": False}, (D, D))
+    assert row.outs == (D,) and outs == (D,) and mode == "dense"
+
+
+def test_kernel_capabilities_are_row_fields():
+    row = Dispatch((D,), (D,), _k)
+    assert not row.writes_out and not row.weight_inplace
+    sgd = mx.ops.get_op("sgd_update")
+    assert all(r.weight_inplace for r in sgd.dispatch)
+    assert not any(r.writes_out for r in mx.ops.get_op("dot").dispatch)
+
+
+def test_weight_inplace_row_updates_the_weight_where_it_lies():
+    w = mx.nd.array(np.ones((3, 2), np.float32))
+    raw = w._raw
+    mx.nd.sgd_update(w, mx.nd.ones((3, 2)), lr=0.5, wd=0.0, out=w)
+    assert w._raw is raw
+    np.testing.assert_allclose(w.asnumpy(), 0.5)
+
+
+def test_grads_like_inputs_sources_and_then():
+    rule = rules.grads_like_inputs(1, sources=(0, 2), then=rules.bias_grad_shape("num_filter"))
+    attrs = type("A", (), {"no_bias": False, "num_filter": 7})()
+    ins = [(2, 7), (2, 3), (2,), (7, 3)]
+    _, outs = rule(attrs, ins, [None, None, None])
+    assert outs == [(2, 3), (7, 3), (7,)]
+    trule = rules.grads_like_inputs_type(lambda a: 2, sources=(0, 5))
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    _, touts = trule(None, [f32, f32, f64, None], [None, None])
+    assert touts == [f64, f64]
