@@ -21,7 +21,6 @@ from ..ops import rules
 from ..ops.node import Node
 from ..ops.registry import report_fallback
 from ..passes.gradient import gradient
-from ..passes.infer_attr import fmt_shape
 from ..passes.infer_shape import infer_shape
 from ..passes.infer_storage import infer_storage
 from ..passes.infer_type import infer_type
@@ -146,39 +145,57 @@ def _unknown_error(cls, kind, what, unit, names_values):
               f"{unit}). Please consider providing them as inputs:\n{listing}\n")
 
 
-def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
-    """Run every pass for one binding and freeze the result."""
-    t0 = time.perf_counter()
-    clock = [t0]
-    phases = []
+class _Node(NamedTuple):
+    """A node of the full graph on its way to a Step: the dispatch row chosen for it."""
 
-    def mark(name):
+    k: int              # index in the graph
+    node: Node
+    row: object         # registry.Dispatch
+    mode: str           # 'sparse' | 'dense' | 'fallback'
+    in_stypes: tuple
+    out_stypes: tuple
+    writes_out: bool    # the row takes preallocated outputs (and every output is dense)
+    forward: bool
+
+
+class _Clock:
+    """(phase, seconds) for each phase of one build."""
+
+    def __init__(self):
+        self.start = self.last = time.perf_counter()
+        self.phases = []
+
+    def mark(self, name):
         now = time.perf_counter()
-        phases.append((name, now - clock[0]))
-        clock[0] = now
+        self.phases.append((name, now - self.last))
+        self.last = now
 
-    heads = list(fwd.heads)
-    args = list(fwd.arg_nodes)
+
+def _gradient_phase(fwd, grad_reqs):
+    """(graph with the backward nodes, head gradient variables, per argument its gradient
+    entry or None)."""
+    heads, args = list(fwd.heads), list(fwd.arg_nodes)
     wrt = [n for n in args if grad_reqs.get(n.name, "null") != "null"]
     head_grad_vars, grad_entries = [], [None] * len(args)
-    if wrt:
-        head_grad_vars = [Node(None, f"_head_grad_{i}", None, {}) for i in range(len(heads))]
-        g = gradient(heads, wrt, [(v, 0) for v in head_grad_vars], fwd)
-        pos = {id(n): i for i, n in enumerate(args)}
-        for n, e in zip(wrt, g):
-            grad_entries[pos[id(n)]] = e
-    full_heads = heads + [e for e in grad_entries if e is not None]
-    graph = IndexedGraph(full_heads) if wrt else fwd
-    mark("gradient")
-    hg_eids = tuple(graph.eid(v) if id(v) in graph.node_id else None for v in head_grad_vars) \
-        or tuple(None for _ in heads)
-    head_eids = tuple(graph.eid(n, i) for n, i in heads)
-    ties = [(h, g) for h, g in zip(head_eids, hg_eids) if g is not None]
+    if not wrt:
+        return fwd, head_grad_vars, grad_entries
+    head_grad_vars = [Node(None, f"_head_grad_{i}", None, {}) for i in range(len(heads))]
+    g = gradient(heads, wrt, [(v, 0) for v in head_grad_vars], fwd)
+    pos = {id(n): i for i, n in enumerate(args)}
+    for n, e in zip(wrt, g):
+        grad_entries[pos[id(n)]] = e
+    graph = IndexedGraph(heads + [e for e in grad_entries if e is not None])
+    return graph, head_grad_vars, grad_entries
 
-    by_name = {n.name: n for n in graph.input_nodes}
-    shp = infer_shape(graph, {graph.eid(by_name[k]): v for k, v in shapes.items()
-                              if k in by_name}, ties)
-    unknown = [(n.name, fmt_shape(shp[graph.eid(n)])) for n in fwd.input_nodes
+
+def _known_by_eid(graph, by_name, values):
+    return {graph.eid(by_name[k]): v for k, v in values.items() if k in by_name}
+
+
+def _infer_shapes(graph, fwd, by_name, shapes, ties):
+    """Every entry's shape; an argument or node left unknown raises ShapeError."""
+    shp = infer_shape(graph, _known_by_eid(graph, by_name, shapes), ties)
+    unknown = [(n.name, rules.fmt_shape(shp[graph.eid(n)])) for n in fwd.input_nodes
                if not rules.known(shp[graph.eid(n)])]
     if unknown:
         _unknown_error(ShapeError, "InferShape", "shapes", "dimensions", unknown)
@@ -186,29 +203,26 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
         if n.op is not None and not all(rules.known(shp[e]) for e in graph.out_eids(k)):
             raise ShapeError(
                 f"InferShape pass cannot decide the output shape of node {n.name} "
-                f"({n.op.name}): inputs {[fmt_shape(shp[e]) for e in graph.in_eids(k)]}, "
-                f"outputs {[fmt_shape(shp[e]) for e in graph.out_eids(k)]}")
-    mark("infer_shape")
-    typ = infer_type(graph, {graph.eid(by_name[k]): v for k, v in dtypes.items()
-                             if k in by_name}, ties)
+                f"({n.op.name}): inputs {[rules.fmt_shape(shp[e]) for e in graph.in_eids(k)]}, "
+                f"outputs {[rules.fmt_shape(shp[e]) for e in graph.out_eids(k)]}")
+    return shp
+
+
+def _infer_types(graph, by_name, dtypes, ties):
+    """Every entry's dtype; a node left unknown raises DTypeError."""
+    typ = infer_type(graph, _known_by_eid(graph, by_name, dtypes), ties)
     for k, n in enumerate(graph.nodes):
         if any(typ[e] is None for e in graph.out_eids(k)):
             raise DTypeError(f"InferType pass cannot decide the output dtype of node {n.name} "
                              f"({n.op.name if n.op else 'variable'}): inputs "
                              f"{[str(typ[e]) for e in graph.in_eids(k)]}")
-    mark("infer_type")
-    st, choice = infer_storage(graph, {graph.eid(by_name[k]): v for k, v in stypes.items()
-                                       if k in by_name}, report=False, ties=ties)
+    return typ
 
-    mark("infer_storage")
-    arg_eids = tuple(graph.eid(n) for n in args)
-    aux_eids = tuple(graph.eid(n) for n in fwd.aux_nodes)
-    grad_eids = tuple(graph.eid(*e) if e is not None else None for e in grad_entries)
-    reqs = tuple(grad_reqs.get(n.name, "null") for n in args)
+
+def _lower(graph, fwd, st, choice):
+    """One _Node per operator node, and the fallbacks to report (reported now as well)."""
     fwd_ids = {id(n) for n in fwd.nodes}
-
-    # proto steps, then the memory plan, then the frozen steps
-    proto, fallbacks = [], []
+    nodes, fallbacks = [], []
     for k, n in enumerate(graph.nodes):
         if n.op is None:
             continue
@@ -219,66 +233,105 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
             f = (n.op.name, n.params.to_strings(), ins, outs)
             fallbacks.append(f)
             report_fallback(*f)
-        writes_out = row.writes_out and mode != "fallback" \
-            and all(o == "default" for o in outs)
-        proto.append((k, n, row, mode, ins, outs, writes_out, id(n) in fwd_ids))
-    n_fwd = sum(1 for p in proto if p[7])
-    mark("dispatch")
+        writes_out = row.writes_out and mode != "fallback" and all(o == "default" for o in outs)
+        nodes.append(_Node(k, n, row, mode, ins, outs, writes_out, id(n) in fwd_ids))
+    return nodes, fallbacks
+
+
+def _direct_gradients(graph, nodes, grad_eids, reqs, keep, st):
+    """Gradient eid -> argument index whose gradient array the producing kernel may write
+    into directly (req 'write', one producer that takes ``out``, read by nothing else)."""
+    consumed = {e for p in nodes for e in graph.in_eids(p.k)}
+    grad_count = {}
+    for e in grad_eids:
+        if e is not None:
+            grad_count[e] = grad_count.get(e, 0) + 1
+    producer_out = {e for p in nodes if p.writes_out for e in graph.out_eids(p.k)}
+    direct = {}
+    for a, (e, r) in enumerate(zip(grad_eids, reqs)):
+        if e is not None and r == "write" and e in producer_out and grad_count[e] == 1 \
+                and e not in keep and e not in consumed and st[e] == "default":
+            direct[e] = a
+    return direct
+
+
+def _freeze(graph, nodes, shp, typ, mem, direct):
+    """The frozen forward and backward Steps."""
+    fsteps, bsteps = [], []
+    for p in nodes:
+        n, k = p.node, p.k
+        train_attrs = attrs = n.params
+        if n.op.needs_is_train:
+            train_attrs = type(n.params)(n.params, __is_train__=True)
+            attrs = type(n.params)(n.params, __is_train__=False)
+        oe = tuple(graph.out_eids(k))
+        oshp = tuple([shp[e] for e in oe])
+        if n.op.needs_out_shapes:
+            attrs = type(attrs)(attrs, __out_shapes__=oshp)
+            train_attrs = type(train_attrs)(train_attrs, __out_shapes__=oshp)
+        if p.writes_out:
+            slots = tuple([mem.slot_of.get(e, -1) for e in oe])
+            inplace = tuple([mem.inplace_src.get(e, -1) for e in oe])
+            to_grad = tuple([direct.get(e, -1) for e in oe])
+        else:
+            slots = inplace = to_grad = ()
+        step = Step(k, n.name, n.op.name, p.row.kernel, attrs, train_attrs,
+                    tuple(graph.in_eids(k)), oe, p.in_stypes, p.out_stypes, p.mode,
+                    tuple(n.op.out_names(n.params)), p.writes_out, slots, inplace, to_grad,
+                    oshp, tuple([typ[e] for e in oe]))
+        (fsteps if p.forward else bsteps).append(step)
+    return tuple(fsteps), tuple(bsteps)
+
+
+def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
+    """Run every pass for one binding and freeze the result: gradient, inference (shape,
+    type, storage), lowering to dispatch rows, backward scheduling, direct gradients and
+    the memory plan, then the frozen steps."""
+    clock = _Clock()
+    heads, args = list(fwd.heads), list(fwd.arg_nodes)
+    graph, head_grad_vars, grad_entries = _gradient_phase(fwd, grad_reqs)
+    clock.mark("gradient")
+    hg_eids = tuple(graph.eid(v) if id(v) in graph.node_id else None for v in head_grad_vars) \
+        or tuple(None for _ in heads)
+    head_eids = tuple(graph.eid(n, i) for n, i in heads)
+    ties = [(h, g) for h, g in zip(head_eids, hg_eids) if g is not None]
+    by_name = {n.name: n for n in graph.input_nodes}
+    shp = _infer_shapes(graph, fwd, by_name, shapes, ties)
+    clock.mark("infer_shape")
+    typ = _infer_types(graph, by_name, dtypes, ties)
+    clock.mark("infer_type")
+    st, choice = infer_storage(graph, _known_by_eid(graph, by_name, stypes), report=False,
+                               ties=ties)
+    clock.mark("infer_storage")
+
+    arg_eids = tuple(graph.eid(n) for n in args)
+    aux_eids = tuple(graph.eid(n) for n in fwd.aux_nodes)
+    grad_eids = tuple(graph.eid(*e) if e is not None else None for e in grad_entries)
+    reqs = tuple(grad_reqs.get(n.name, "null") for n in args)
+    nodes, fallbacks = _lower(graph, fwd, st, choice)
+    n_fwd = sum(1 for p in nodes if p.forward)
+    clock.mark("dispatch")
 
     nbytes = [0] * graph.num_entries
     for e in range(graph.num_entries):
         if st[e] == "default":
             nbytes[e] = math.prod(shp[e]) * typ[e].itemsize
     keep = set(arg_eids) | set(aux_eids) | set(head_eids) | {e for e in hg_eids if e is not None}
-    if n_fwd < len(proto) and not any(p[1].op.mutates for p in proto):
-        order = schedule([(graph.in_eids(p[0]), graph.out_eids(p[0])) for p in proto], n_fwd,
+    if n_fwd < len(nodes) and not any(p.node.op.mutates for p in nodes):
+        order = schedule([(graph.in_eids(p.k), graph.out_eids(p.k)) for p in nodes], n_fwd,
                          nbytes, keep)
-        proto = proto[:n_fwd] + [proto[i] for i in order]
-    mark("schedule")
-    consumed = {e for p in proto for e in graph.in_eids(p[0])}
-    grad_count = {}
-    for e in grad_eids:
-        if e is not None:
-            grad_count[e] = grad_count.get(e, 0) + 1
-    direct = {}   # gradient eid -> argument index it can be written to in place
-    producer_out = {e for p in proto if p[6] for e in graph.out_eids(p[0])}
-    for a, (e, r) in enumerate(zip(grad_eids, reqs)):
-        if e is not None and r == "write" and e in producer_out and grad_count[e] == 1 \
-                and e not in keep and e not in consumed and st[e] == "default":
-            direct[e] = a
+        nodes = nodes[:n_fwd] + [nodes[i] for i in order]
+    clock.mark("schedule")
+    direct = _direct_gradients(graph, nodes, grad_eids, reqs, keep, st)
     final = {e for e in grad_eids if e is not None}
-    poolable = [e for p in proto if p[6] for e in graph.out_eids(p[0])
+    poolable = [e for p in nodes if p.writes_out for e in graph.out_eids(p.k)
                 if e not in keep and e not in direct and nbytes[e] >= POOL_MIN_BYTES]
-    mem = plan_memory([(graph.in_eids(p[0]), graph.out_eids(p[0])) for p in proto], n_fwd,
+    mem = plan_memory([(graph.in_eids(p.k), graph.out_eids(p.k)) for p in nodes], n_fwd,
                       keep, final, nbytes, poolable,
-                      [p[1].op.inplace if p[6] else () for p in proto])
-
-    mark("plan_memory")
-    fsteps, bsteps = [], []
-    for k, n, row, mode, ins, outs, writes_out, is_fwd in proto:
-        train_attrs = n.params
-        if n.op.needs_is_train:
-            train_attrs = type(n.params)(n.params, __is_train__=True)
-            attrs = type(n.params)(n.params, __is_train__=False)
-        else:
-            attrs = n.params
-        oe = tuple(graph.out_eids(k))
-        oshp = tuple([shp[e] for e in oe])
-        if n.op.needs_out_shapes:
-            attrs = type(attrs)(attrs, __out_shapes__=oshp)
-            train_attrs = type(train_attrs)(train_attrs, __out_shapes__=oshp)
-        if writes_out:
-            pooled = (tuple([mem.slot_of.get(e, -1) for e in oe]),
-                      tuple([mem.inplace_src.get(e, -1) for e in oe]),
-                      tuple([direct.get(e, -1) for e in oe]))
-        else:
-            pooled = ((), (), ())
-        step = Step(k, n.name, n.op.name, row.kernel, attrs, train_attrs,
-                    tuple(graph.in_eids(k)), oe, ins, outs, mode,
-                    tuple(n.op.out_names(n.params)), writes_out, pooled[0], pooled[1],
-                    pooled[2], oshp, tuple([typ[e] for e in oe]))
-        (fsteps if is_fwd else bsteps).append(step)
-    mark("steps")
+                      [p.node.op.inplace if p.writes_out else () for p in nodes])
+    clock.mark("plan_memory")
+    fsteps, bsteps = _freeze(graph, nodes, shp, typ, mem, direct)
+    clock.mark("steps")
     return Plan(
         graph=graph, arg_names=tuple(n.name for n in args),
         aux_names=tuple(n.name for n in fwd.aux_nodes),
@@ -286,8 +339,9 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
         arg_eids=arg_eids, aux_eids=aux_eids,
         head_eids=head_eids, head_grad_eids=hg_eids, grad_eids=grad_eids, grad_reqs=reqs,
         shapes=tuple(shp), dtypes=tuple(typ), stypes=tuple(st),
-        forward_steps=tuple(fsteps), backward_steps=tuple(bsteps), fallbacks=tuple(fallbacks),
-        memory=mem, build_seconds=time.perf_counter() - t0, build_times=tuple(phases),
+        forward_steps=fsteps, backward_steps=bsteps, fallbacks=tuple(fallbacks),
+        memory=mem, build_seconds=time.perf_counter() - clock.start,
+        build_times=tuple(clock.phases),
         stateful_forward=any(n.op is not None and (n.op.needs_is_train or n.op.mutates or n.op.aux)
                              for n in fwd.nodes))
 

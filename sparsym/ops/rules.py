@@ -118,14 +118,17 @@ def bias_grad_shape(size_param):
 
 
 def same_type(attrs, ins, outs):
-    """Every input and output has one dtype."""
+    """Every input and output has one dtype (the first known; MXNet's ElemwiseType, whose
+    conflict reads "expected <that dtype>, got <the other>")."""
     cur = next((t for t in list(ins) + list(outs) if t is not None), None)
     if cur is None:
         return ins, outs
-    for i in range(len(ins)):
-        set_type(ins, i, cur)
-    for i in range(len(outs)):
-        set_type(outs, i, cur, "output")
+    for side, vals in (("input", ins), ("output", outs)):
+        for i, t in enumerate(vals):
+            if t is None:
+                vals[i] = cur
+            elif t != cur:
+                raise Conflict("dtype", i, side, cur, t)
     return ins, outs
 
 
@@ -184,23 +187,32 @@ def broadcast_shape(attrs, ins, outs):
     return ins, outs
 
 
-def raise_conflict(c: Conflict, node_name, op_name, in_names=None, out_names=None):
-    """Turn an internal Conflict into the public error naming node, input and both values."""
-    names = in_names if c.side == "input" else out_names
-    label = names[c.index] if names and c.index < len(names) else f"{c.index}-th {c.side}"
-    if c.kind == "shape":
-        raise ShapeError(
-            f"Error in operator {node_name} ({op_name}): shape inconsistent for {c.side} "
-            f"{label!r}: expected {fmt_shape(c.expected)}, got {fmt_shape(c.got)}") from None
-    raise DTypeError(
-        f"Error in operator {node_name} ({op_name}): dtype inconsistent for {c.side} "
-        f"{label!r}: expected {c.expected}, got {c.got}") from None
-
-
-def fmt_shape(s):
+def fmt_shape(s) -> str:
+    """MXNet's shape text: ``[2,3]``; unknown dims are -1, an unknown shape None."""
     if s is None:
         return "None"
     if isinstance(s, str):  # a rule's description of what it expected ("4-D data")
         return s
-    inner = ", ".join("?" if d is None else str(d) for d in s)
-    return "(" + inner + ("," if len(s) == 1 else "") + ")"
+    return "[" + ",".join("-1" if d is None else str(d) for d in s) + "]"
+
+
+def fmt_value(kind, v) -> str:
+    """A shape (``kind == 'shape'``) or a dtype as MXNet prints it."""
+    if kind == "shape":
+        return fmt_shape(v)
+    return "None" if v is None else getattr(v, "name", str(v))
+
+
+def raise_conflict(c: Conflict, node_name, op_name, in_names=None, out_names=None, hint=""):
+    """Raise the public error for a disagreement: MXNet's greppable "Incompatible attr in
+    node X at i-th input: expected A, got B", with the op, the input's name and ``hint``.
+
+    The same text whether the op ran from ``nd.*`` or in a bound graph.
+    """
+    names = in_names if c.side == "input" else out_names
+    label = f" {names[c.index]!r}" if names and c.index < len(names) else ""
+    what = "Shape" if c.kind == "shape" else "Type"
+    raise (ShapeError if c.kind == "shape" else DTypeError)(
+        f"Error in operator {node_name} ({op_name}): {what} inconsistent: Incompatible attr "
+        f"in node {node_name} at {c.index}-th {c.side}{label}: expected "
+        f"{fmt_value(c.kind, c.expected)}, got {fmt_value(c.kind, c.got)}{hint}") from None

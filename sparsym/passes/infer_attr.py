@@ -5,32 +5,11 @@ from ..base import DTypeError, ShapeError
 from ..ops import rules
 
 
-def fmt_shape(s) -> str:
-    """MXNet's shape text: ``[2,3]``; unknown dims are -1, an unknown shape None."""
-    if s is None:
-        return "None"
-    if isinstance(s, str):  # a rule's description of what it expected ("4-D data")
-        return s
-    return "[" + ",".join("-1" if d is None else str(d) for d in s) + "]"
-
-
-def _fmt(kind, v):
-    if kind == "shape":
-        return fmt_shape(v)
-    return "None" if v is None else getattr(v, "name", str(v))
-
-
-def raise_conflict(graph, k, c: rules.Conflict, kind):
-    """Raise the public error for a disagreement at node ``k``: MXNet's greppable
-    "Incompatible attr in node X at i-th input: expected A, got B", the input's name and,
-    when it is a variable, the variable's name."""
+def raise_conflict(graph, k, c: rules.Conflict, kind=None):
+    """Raise the public error for a disagreement at node ``k`` (rules.raise_conflict's
+    text), naming the variable or the node the input comes from."""
     node = graph.nodes[k]
     op = node.op
-    if c.side == "input":
-        names, eids = op.input_names(node.params), graph.in_eids(k)
-    else:
-        names, eids = op.out_names(node.params), graph.out_eids(k)
-    label = f" {names[c.index]!r}" if c.index < len(names) else ""
     hint = ""
     if c.side == "input" and c.index < len(node.inputs):
         src = node.inputs[c.index][0]
@@ -38,12 +17,8 @@ def raise_conflict(graph, k, c: rules.Conflict, kind):
             hint = f" (the input is variable {src.name!r})"
         else:
             hint = f" (the input is an output of node {src.name!r} ({src.op.name}))"
-    what = "Shape" if kind == "shape" else "Type"
-    msg = (f"Error in operator {node.name} ({op.name}): {what} inconsistent: Incompatible attr "
-           f"in node {node.name} at {c.index}-th {c.side}{label}: expected "
-           f"{_fmt(kind, c.expected)}, got {_fmt(kind, c.got)}{hint}")
-    del eids
-    raise (ShapeError if kind == "shape" else DTypeError)(msg) from None
+    rules.raise_conflict(c, node.name, op.name, op.input_names(node.params),
+                         op.out_names(node.params), hint)
 
 
 def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
@@ -107,8 +82,8 @@ def infer_attr(graph, values, rule_of, known_fn, ties=(), kind="shape"):
                     v = merge(va, vb)
                 except ValueError:
                     raise (ShapeError if kind == "shape" else DTypeError)(
-                        f"head gradient {kind} {_fmt(kind, vb)} does not match the "
-                        f"output's {_fmt(kind, va)}") from None
+                        f"head gradient {kind} {rules.fmt_value(kind, vb)} does not match "
+                        f"the output's {rules.fmt_value(kind, va)}") from None
                 if va is None or vb is None or v != va or v != vb:
                     changed = True
                 values[a] = values[b] = v

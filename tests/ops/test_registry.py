@@ -1,7 +1,9 @@
 """Dispatch rows and the shared backward rules, through the registry's records."""
 import numpy as np
+import pytest
 
 import sparsym as mx
+from sparsym.base import DTypeError, ShapeError
 from sparsym.ops import rules
 from sparsym.ops.registry import Dispatch, OpDef, resolve_dispatch
 
@@ -48,3 +50,16 @@ def test_grads_like_inputs_sources_and_then():
     f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
     _, touts = trule(None, [f32, f32, f64, None], [None, None])
     assert touts == [f64, f64]
+
+
+def test_a_conflict_reads_the_same_from_nd_and_sym():
+    with pytest.raises(ShapeError) as from_nd:
+        mx.nd.elemwise_add(mx.nd.ones((2, 3)), mx.nd.ones((3, 2)))
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    with pytest.raises(ShapeError) as from_sym:
+        mx.sym.elemwise_add(a, b, name="add").infer_shape(a=(2, 3), b=(3, 2))
+    # MXNet 1.9.1: "Incompatible attr in node <name> at 1-th input: expected [2,3], got [3,2]"
+    text = "at 1-th input 'rhs': expected [2,3], got [3,2]"
+    assert text in str(from_nd.value) and text in str(from_sym.value)
+    with pytest.raises(DTypeError, match=r"expected float32, got float64"):
+        mx.sym.elemwise_add(a, b).infer_type(a="float32", b="float64")
