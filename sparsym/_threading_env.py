@@ -4,18 +4,16 @@ Numba runs parallel kernels on its first available threading layer, TBB before O
 sparsym depends on the ``tbb`` wheel (on x86-64 Linux and Windows) so that TBB is the one
 used: on 2 cores it is the only layer with which a 0.1 ms parallel region pays.
 
-- GNU OpenMP with its default policy spins at every barrier for ~3 ms. On a 2-core machine
+- GNU OpenMP with its default policy spins at every barrier for milliseconds: on a machine
   shared with other processes a spinning worker holds a core that a descheduled worker of
-  the same region needs, and a region of microseconds stalls for milliseconds
-  (examples/matrix_factorization.py at load average 4.5-6: 31-94 s, against 8-23 s with
-  ``OMP_WAIT_POLICY=PASSIVE``). A shorter spin (``GOMP_SPINCOUNT=10000`` or ``30000``) still
-  cost 1.3-2x under that load.
-- Passive OpenMP waiting is safe under load, but waking a sleeping worker costs about as much
-  as a 0.1 ms kernel, so small kernels never gain from the second core: dot(csr, dense) at
-  k = 1 (8192 x 200,000, 15 nnz per row) took 0.14 ms serial and 0.18 ms parallel.
-- TBB's workers spin briefly and yield: the same parallel product took 0.08 ms, and under load
-  the matrix factorization example ran as fast as with passive OpenMP (12.0-13.6 s against
-  12.8-15.5 s, runs interleaved). TBB is also fork-safe, where GNU OpenMP is not.
+  the same region needs, so a region of microseconds stalls for milliseconds. A shorter spin
+  count only narrows the gap.
+- Passive OpenMP waiting is safe under load, but waking a sleeping worker costs about as
+  much as a 0.1 ms kernel, so small kernels never gain from the second core.
+- TBB's workers spin briefly and yield: small parallel products gain and a loaded machine
+  does not stall. TBB is also fork-safe, where GNU OpenMP is not.
+
+(The measurements behind these choices are in docs/benchmarks.md, "Threading layers".)
 
 Where TBB is missing (other platforms, or a user's ``NUMBA_THREADING_LAYER``), OpenMP waits
 passively unless the user has chosen a policy; libgomp reads the variable when it loads,

@@ -3,10 +3,10 @@
 Used by the dense convolution kernels (kernels/conv.py) and the block-sparse paths
 (contrib/sbnet).  Both alternate short numba loops (im2col, scatter) with small GEMMs.  With
 OpenBLAS's own threads, every GEMM wakes (or spins) a worker and the loops in between run
-on one core; on a shared 2-core machine that cost 5-10x (measured: 84-190 ms against
-16 ms for the same 10%-dense 400x704x24 conv).  So the fused ops pin BLAS to one thread
-and run independent chunks of tiles on a small thread pool instead (numba kernels are
-``nogil``, NumPy releases the GIL in matmul and ufuncs).
+on one core, several times slower on a shared 2-core machine (docs/benchmarks.md,
+"Threading layers").  So the fused ops pin BLAS to one thread and run independent chunks of
+tiles on a small thread pool instead (numba kernels are ``nogil``, NumPy releases the GIL in
+matmul and ufuncs).
 
 BLAS thread control uses threadpoolctl when it is installed, else the OpenBLAS
 ``*_set_num_threads`` entry points found in the process; without either it is a no-op.
@@ -142,8 +142,8 @@ def split(m, parts, min_size=1):
 def workspace(shape, dtype, slot):
     """Per-thread scratch buffer reused across calls (never returned to callers).
 
-    Fresh memory is expensive on this VM: first-touch page faults cost 2-65 us each
-    depending on load (a 1 MB cumsum into new memory: 18 ms; into a reused buffer: 1.2 ms).
+    Fresh memory is expensive: its first-touch page faults can cost more than the loop
+    writing it (a 1 MB cumsum into new memory took 15x as long as into a reused buffer).
     Slots: 0-1 conv operands, 2-5 bottleneck stages, 6-7 masks, 8-10 dense conv
     (kernels/conv.py).
     """

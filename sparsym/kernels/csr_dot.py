@@ -48,12 +48,11 @@ class _Gate:
     their medians; parallel runs while it is 10% faster. A median shrugs off the odd stalled
     call and follows a lasting change within a few calls. The first call after a switch of
     mode is not a reading: it pays for waking the workers (or for the caches the other
-    mode left), and one-call probes made a parallel mode whose calls take 79 us in a row
-    look like 100 us. So the modes alternate in pairs of calls until each has ``_SETTLE``
-    readings; then every ``_PROBE_S`` seconds the other mode runs twice, so a change in
-    machine load is noticed. On 2 shared cores a parallel region whose worker is
-    descheduled waits milliseconds: measuring catches that where the load average (a
-    minute late, counting our own workers) did not.
+    mode left), which one-call probes would charge to the mode. So the modes alternate in
+    pairs of calls until each has ``_SETTLE`` readings; then every ``_PROBE_S`` seconds the
+    other mode runs twice, so a change in machine load is noticed. On shared cores a
+    parallel region whose worker is descheduled waits milliseconds: measuring catches that
+    where the load average (a minute late, counting our own workers) does not.
     """
 
     __slots__ = ("win", "rate", "probe_at", "last", "calls", "hold")

@@ -52,6 +52,21 @@ def same_dtype(fn):
     return g
 
 
+def round_half_away(x):
+    """MXNet's round: halves go away from zero (numpy's round goes to even)."""
+    a = np.abs(x)
+    r = np.floor(a)
+    r += a - r >= 0.5   # a - floor(a) is exact, so 0.49999997 stays below the half
+    return np.copysign(r, x)
+
+
+def mod_or_zero(a, b):
+    """MXNet's mod: a - floor(a / b) * b (the divisor's sign), and 0 where b == 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.mod(a, b)
+    return np.where(np.asarray(b) == 0, np.zeros((), r.dtype), r)
+
+
 def _map_csr(fn):
     return lambda attrs, xs: (kcsr.map_values(xs[0], fn),)
 
@@ -216,7 +231,8 @@ unary("sign", np.sign, 0)
 unary("square", np.square, lambda x: 2 * x, grad_keeps=True, d2=2.0)
 unary("relu", lambda x: np.maximum(x, 0), lambda x: (x > 0).astype(x.dtype), grad_keeps=True,
       d2=0)
-for _n, _f in (("ceil", np.ceil), ("floor", np.floor), ("round", np.round), ("rint", np.rint),
+for _n, _f in (("ceil", np.ceil), ("floor", np.floor), ("round", round_half_away),
+               ("rint", np.rint),
                ("fix", np.fix), ("trunc", np.trunc)):
     unary(_n, _f, 0)
 unary("sqrt", np.sqrt, lambda x: 0.5 / np.sqrt(x), d2=lambda x: -0.25 * x ** -1.5)
@@ -297,7 +313,7 @@ register(OpDef("BlockGrad", dispatch=_same_rows, gradient=no_grad,
                aliases=("stop_gradient", "_sparse_stop_gradient"),
                doc="Pass the input through; no gradient flows back."))
 # straight-through estimators: rounded/sign forward, identity gradient (keeps R/C)
-for _n, _f in (("_contrib_round_ste", np.round), ("_contrib_sign_ste", np.sign)):
+for _n, _f in (("_contrib_round_ste", round_half_away), ("_contrib_sign_ste", np.sign)):
     _g = same_dtype(_f)
     register(OpDef(_n, dispatch=(Dispatch((D,), (D,), dense1(_g)),
                                  Dispatch((C,), (C,), _map_csr(_g)),

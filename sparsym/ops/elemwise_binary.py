@@ -18,7 +18,7 @@ from .. import storage as st
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
-from .elemwise import dense2, same_dtype
+from .elemwise import dense2, mod_or_zero, same_dtype
 from .grad import bw, bw_node, no_grad
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
@@ -247,7 +247,8 @@ def _mod_grad(node, og):
     return [(n, 0), (n, 1)]
 
 
-for _n, _f in (("_mod", np.mod), ("_equal", _cmp(np.equal)), ("_not_equal", _cmp(np.not_equal)),
+for _n, _f in (("_mod", mod_or_zero), ("_equal", _cmp(np.equal)),
+               ("_not_equal", _cmp(np.not_equal)),
                ("_greater", _cmp(np.greater)), ("_greater_equal", _cmp(np.greater_equal)),
                ("_lesser", _cmp(np.less)), ("_lesser_equal", _cmp(np.less_equal)),
                ("_logical_and", _cmp(np.logical_and)), ("_logical_or", _cmp(np.logical_or)),

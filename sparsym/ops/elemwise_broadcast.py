@@ -14,7 +14,7 @@ from .. import storage as st
 from ..base import MXNetError, StorageError
 from ..kernels import csr as kcsr
 from . import rules
-from .elemwise import dense2, same_dtype
+from .elemwise import dense2, mod_or_zero, same_dtype
 from .grad import bw, bw_node, no_grad
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
@@ -177,7 +177,7 @@ broadcast_op("broadcast_div", np.divide, "div",
 for _n, _k in (("broadcast_power", "power"), ("broadcast_maximum", "maximum"),
                ("broadcast_minimum", "minimum"), ("broadcast_hypot", "hypot")):
     broadcast_op(_n, getattr(np, "power" if _k == "power" else _k), _k)
-broadcast_op("broadcast_mod", np.mod, "mod")
+broadcast_op("broadcast_mod", mod_or_zero, "mod")
 
 
 def _cmp(fn):

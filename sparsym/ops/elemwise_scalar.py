@@ -13,6 +13,7 @@ import numpy as np
 from .. import storage as st
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
+from .elemwise import mod_or_zero
 from .grad import bw, identity_grad, no_grad
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
@@ -143,8 +144,8 @@ scalar_op("_power_scalar", np.power, grad=_deriv_grad("pow"))
 scalar_op("_rpower_scalar", lambda x, s: np.power(s, x), grad=_deriv_grad("rpow"))
 scalar_op("_maximum_scalar", np.maximum, grad=_deriv_grad("max"))
 scalar_op("_minimum_scalar", np.minimum, grad=_deriv_grad("min"))
-scalar_op("_mod_scalar", np.mod, grad=identity_grad)
-scalar_op("_rmod_scalar", lambda x, s: np.mod(s, x), grad=_deriv_grad("rmod"))
+scalar_op("_mod_scalar", mod_or_zero, grad=identity_grad)
+scalar_op("_rmod_scalar", lambda x, s: mod_or_zero(s, x), grad=_deriv_grad("rmod"))
 scalar_op("_scatter_plus_scalar", np.add, lambda s: True,
           doc="scalar added to stored values only (sparse inputs keep their structure).")
 scalar_op("_scatter_minus_scalar", np.subtract, lambda s: True,

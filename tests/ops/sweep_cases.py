@@ -374,6 +374,45 @@ OVERRIDES["_backward_SliceChannel"] = lambda op, nin: [
     Case({"num_outputs": 2, "axis": 0}, ((2, 6), (2, 6)))]
 
 
+# dense-only operators with required parameters or inputs of their own shapes: cases so that
+# their dense rows meet MXNet's recorded values (tests/fixtures/mxnet/sweep_ops.npz)
+_IMG = (2, 3, 6, 6)
+OVERRIDES.update({
+    "Activation": lambda op, nin: [Case({"act_type": t}, (S2,))
+                                   for t in ("relu", "sigmoid", "tanh", "softrelu", "softsign")],
+    "BatchNorm": lambda op, nin: [Case({"fix_gamma": fg}, (S2, (6,), (6,), (6,), (6,)), full=(4,))
+                                  for fg in (True, False)],
+    "Cast": lambda op, nin: [Case({"dtype": t}, (S2,)) for t in ("float64", "int32")],
+    "Convolution": lambda op, nin: [
+        Case({"kernel": (3, 3), "num_filter": 2, "pad": (1, 1), "no_bias": nin == 2},
+             (_IMG,) + (None,) * (nin - 1))],
+    "Deconvolution": lambda op, nin: [
+        Case({"kernel": (3, 3), "num_filter": 2, "stride": (2, 2), "no_bias": nin == 2},
+             (_IMG,) + (None,) * (nin - 1))],
+    "Pooling": lambda op, nin: [Case({"kernel": (2, 2), "pool_type": t, "stride": (2, 2)},
+                                     (_IMG,)) for t in ("max", "avg", "sum")],
+    "Reshape": lambda op, nin: [Case({"shape": s}, (S2,)) for s in ((6, 4), (-1,), (0, 2, -1))],
+    "SliceChannel": lambda op, nin: [Case({"num_outputs": 2, "axis": ax}, (S2,)) for ax in (0, 1)],
+    "_arange": lambda op, nin: [Case({"start": 1.0, "stop": 7.0, "step": 1.5}, ())],
+    "_full": lambda op, nin: [Case({"shape": (2, 3), "value": 1.5}, ())],
+    "_ones": lambda op, nin: [Case({"shape": (2, 3)}, ())],
+    "_zeros": lambda op, nin: [Case({"shape": (2, 3)}, ())],
+    "expand_dims": lambda op, nin: [Case({"axis": ax}, (S2,)) for ax in (0, 2, -1)],
+    "reverse": lambda op, nin: [Case({"axis": ax}, (S2,)) for ax in (0, 1)],
+    "one_hot": lambda op, nin: [Case({"depth": 5}, ((4,),),
+                                     values={0: np.array([0, 3, 1, 4], np.float32)})],
+    "pick": lambda op, nin: [Case({"axis": 1}, (S2, (4,)),
+                                  values={1: np.array([0, 5, 2, 1], np.float32)})],
+    "repeat": lambda op, nin: [Case({"repeats": 2, "axis": 1}, (S2,)),
+                               Case({"repeats": 3}, (S2,))],
+    "slice_axis": lambda op, nin: [Case({"axis": 1, "begin": 1, "end": 4}, (S2,)),
+                                   Case({"axis": 0, "begin": -3, "end": None}, (S2,))],
+    "tile": lambda op, nin: [Case({"reps": r}, (S2,)) for r in ((2, 1), (3,), (1, 2, 2))],
+    "RNN": lambda op, nin: [Case({"state_size": 3, "num_layers": 1, "mode": m},
+                                 ((2, 2, 4),) + (None,) * (nin - 1))
+                            for m in (("lstm",) if nin == 4 else ("rnn_tanh", "gru"))],
+})
+
 # the families added for issue 17 keep their builders (with NumPy references) apart
 from sweep_cases_nn import FORWARD as _NN_FORWARD  # noqa: E402
 

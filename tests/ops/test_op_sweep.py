@@ -5,7 +5,11 @@ empty rows, nnz == 0, every row present), the row's kernel runs, and
 
 - the output storage types equal the row's declared ones;
 - the densified outputs equal the op's dense kernel on densified inputs (mutated states
-  of the optimizer ops too).
+  of the optimizer ops too);
+- the dense row itself equals MXNet 1.9.1's values on the same inputs, recorded in
+  tests/fixtures/mxnet/sweep_ops.npz by tests/ops/make_mxnet_sweep_fixtures.py (an
+  independent reference: a dense row is never compared with itself). A forward op without
+  a record says why in ``NO_MXNET_REFERENCE``.
 
 A row the sweep cannot exercise (no input builder, or no candidate matching its guard)
 fails the test. Builders live in tests/ops/sweep_cases.py.
@@ -13,6 +17,8 @@ fails the test. Builders live in tests/ops/sweep_cases.py.
 from __future__ import annotations
 
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -163,7 +169,6 @@ def _sweep_row(name, idx, op, row):
     else:
         nins = [2, 3, 5]
     ran = 0
-    problems = []
     for nin in nins:
         cases = cases_for(op, nin)
         assert cases is not None, (f"{name} has required parameters and no sweep builder in "
@@ -196,7 +201,6 @@ def _sweep_row(name, idx, op, row):
                                f"{name} row {idx} {stypes} {case.params} {variant}")
                     ran += 1
     assert ran, f"{name} row {idx} {row.ins}->{row.outs}: no sweep case matches its guard"
-    assert not problems
 
 
 def _check_one(op, row, ref_row, attrs, case, stypes, raws, what):
@@ -223,3 +227,110 @@ def test_every_op_has_rows():
     assert ROWS
     for op in _unique_ops():
         assert op.dispatch, f"{op.name} has no dispatch rows"
+
+
+# ----------------------------------------------------------------------------- MXNet's values
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mxnet" / "sweep_ops.npz"
+_REC = np.load(FIXTURE)
+_META = json.loads(str(_REC["meta"]))
+RECORDED = sorted({m["name"] for m in _META.values()})
+# forward ops the fixture cannot cover, and what tests their values instead
+NO_MXNET_REFERENCE = {
+    "_contrib_SparseBlockConvolution": "sparsym's SBNet op: tests/contrib against dense conv",
+    "_contrib_SparseBottleneck": "sparsym's SBNet op: tests/contrib against the dense block",
+    "_contrib_reduce_mask": "sparsym's SBNet op: tests/contrib/test_sbnet_ops.py",
+    "_contrib_sparse_gather": "sparsym's SBNet op: tests/contrib/test_sbnet_ops.py",
+    "_contrib_sparse_scatter": "sparsym's SBNet op: tests/contrib/test_sbnet_ops.py",
+    "_contrib_sparse_scatter_var": "sparsym's SBNet op: tests/contrib/test_sbnet_ops.py",
+    "_rnn_param_view": "internal view of FusedRNNCell's weights: tests/rnn",
+    "_random_normal": "random draws: tests/ops/test_nn_random_init.py (moments)",
+    "_random_uniform": "random draws: tests/ops/test_nn_random_init.py (moments)",
+    "_random_normal_like": "random draws: tests/ops/test_nn_random_init.py (moments)",
+    "_random_uniform_like": "random draws: tests/ops/test_nn_random_init.py (moments)",
+    "_sample_normal": "random draws: tests/ops/test_nn_random_init.py (moments)",
+    "_sample_uniform": "random draws: tests/ops/test_nn_random_init.py (moments)",
+    "Dropout": "random masks in training; the identity at inference (tests/ops/test_nn_*)",
+    "_contrib_getnnz": "counts stored entries (all, for a dense input): the sweep's own "
+                       "reference (sweep_cases._getnnz_ref) on csr rows",
+}
+
+
+def _params(meta_params):
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in meta_params.items()}
+
+
+def check_against_mxnet(op, keys):
+    """Run ``op``'s dense row on each recorded case and compare with MXNet's outputs."""
+    for key in keys:
+        m = _META[key]
+        attrs = op.params.parse(op.name, _params(m["params"]))
+        ins = [_REC[f"{key}/in{i}"].copy() for i in range(m["n_in"])]
+        if op.needs_is_train:
+            attrs = type(attrs)(attrs, __is_train__=False)
+        if op.needs_out_shapes:
+            done = _infer(op, attrs, [x.shape for x in ins])
+            attrs = type(attrs)(attrs, __out_shapes__=done[1])
+        dense_in = ("default",) * len(ins)
+        row = next((r for r in op.dispatch if r.matches(attrs, dense_in)), _dense_row(op))
+        with np.errstate(all="ignore"):
+            outs = row.kernel(attrs, ins)
+        n = 0
+        while f"{key}/out{n}" in _REC.files:
+            n += 1
+        assert n and len(outs) >= n, f"{key}: {len(outs)} outputs, MXNet gave {n}"
+        for i in range(n):
+            _close(st.todense(outs[i]), _REC[f"{key}/out{i}"],
+                   f"{key} {m['params']}: output {i} vs MXNet 1.9.1")
+        for i in m["mutates"]:
+            _close(st.todense(ins[i]), _REC[f"{key}/mut{i}"],
+                   f"{key} {m['params']}: updated input {i} vs MXNet 1.9.1")
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_dense_row_matches_mxnet(name):
+    check_against_mxnet(mx.ops.get_op(name), [k for k, m in _META.items() if m["name"] == name])
+
+
+def test_every_forward_op_has_an_independent_reference():
+    forward = {op.name for op in _unique_ops()
+               if not op.name.startswith(("_backward", "_contrib_backward"))}
+    missing = sorted(forward - set(RECORDED) - set(NO_MXNET_REFERENCE))
+    assert not missing, (f"no MXNet record for {missing}: add sweep cases "
+                         "(tests/ops/sweep_cases.py) and rerun make_mxnet_sweep_fixtures.py")
+    assert not set(NO_MXNET_REFERENCE) & set(RECORDED)
+
+
+def _scratch_op(monkeypatch, name, **rows):
+    """A copy of ``name``'s record with some rows replaced, in a scratch registry."""
+    import dataclasses
+
+    from sparsym.ops import registry
+    op = mx.ops.get_op(name)
+    dispatch = list(op.dispatch)
+    for i, kernel in rows.items():
+        dispatch[int(i[1:])] = dataclasses.replace(dispatch[int(i[1:])], kernel=kernel)
+    bad = dataclasses.replace(op, dispatch=tuple(dispatch))
+    monkeypatch.setattr(registry, "_OPS", {**registry._OPS, name: bad})
+    return mx.ops.get_op(name)
+
+
+def test_the_sweep_fails_on_a_wrong_value(monkeypatch):
+    add = mx.ops.get_op("elemwise_add")
+    sparse = next(i for i, r in enumerate(add.dispatch) if r.ins == (C, C))
+
+    def off_by_a_little(attrs, xs):
+        return (xs[0] + xs[1] + np.float32(1e-2),)
+
+    def drops_rhs(attrs, xs):
+        return (xs[0].copy(),)
+    # a wrong dense kernel: MXNet's recorded values catch it (its own sparse rows would not)
+    bad = _scratch_op(monkeypatch, "elemwise_add", r0=off_by_a_little)
+    assert bad is not add and bad.dispatch[0].kernel is off_by_a_little
+    keys = [k for k, m in _META.items() if m["name"] == "elemwise_add"]
+    with pytest.raises(AssertionError, match="vs MXNet"):
+        check_against_mxnet(bad, keys)
+    # a wrong sparse kernel: the densified comparison with the dense row catches it
+    bad = _scratch_op(monkeypatch, "elemwise_add", **{f"r{sparse}": drops_rhs})
+    with pytest.raises(AssertionError, match="Mismatched"):
+        _sweep_row("elemwise_add", sparse, bad, bad.dispatch[sparse])
+    check_against_mxnet(add, keys)   # the registered op is untouched
