@@ -18,13 +18,10 @@ ALLOWED = {
 }
 
 # upward imports being removed (issue 15, item 5): SBNet's op records still use the kernels
-# under contrib/sbnet, and the fused RNN op runs an executor of the unrolled cells
+# under contrib/sbnet
 PENDING = {
     ("sparsym.ops.contrib_sbnet", "sparsym.contrib.sbnet"),
     ("sparsym.ops.contrib_sbnet", "sparsym.contrib.sbnet.geometry"),
-    ("sparsym.ops.nn.rnn_op", "sparsym.symbol"),
-    ("sparsym.ops.nn.rnn_op", "sparsym.rnn.rnn_cell"),
-    ("sparsym.ops.nn.rnn_op", "sparsym.ndarray.ndarray"),
 }
 
 

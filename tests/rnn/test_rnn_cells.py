@@ -210,3 +210,22 @@ def test_rnn_operator_numeric_gradient_and_dropout():
     with pytest.raises(ParamError):
         mx.sym.RNN(mx.sym.var("data"), state_size=2, num_layers=1, mode="lstm",
                    projection_size=2)
+
+
+def test_rnn_operator_from_several_threads():
+    """The fused op's cached inner executor is shared: concurrent calls must not mix."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(3)
+    n_par = 4 * (3 * 5 + 5 * 5 + 5 + 5)  # lstm: 4 gates x (W_x, W_h, b_x, b_h)
+    params = mx.nd.array(rng.uniform(-0.3, 0.3, n_par))
+    datas = [mx.nd.array(rng.uniform(-1, 1, (40, 2, 3))) for _ in range(8)]
+    zeros = mx.nd.zeros((1, 2, 5))
+
+    def run(x):
+        return mx.nd.RNN(x, params, zeros, zeros, state_size=5, num_layers=1,
+                         mode="lstm").asnumpy()
+    alone = [run(x) for x in datas]
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(run, datas * 6))
+    for i, got in enumerate(together):
+        np.testing.assert_array_equal(got, alone[i % len(datas)])

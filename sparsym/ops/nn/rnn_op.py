@@ -4,15 +4,16 @@ The kernel runs the equivalent unrolled graph (FusedRNNCell's cells, whose weigh
 of the cuDNN-layout parameter vector) through an inner executor cached per shape; the
 backward op recomputes the forward in that executor and back-propagates. Dropout between
 layers draws its masks from a per-call seed kept in a hidden output, so the recomputation
-sees the same masks."""
-from __future__ import annotations
+sees the same masks.
 
-import threading
-from collections import OrderedDict
+Graphs and executors live above ops: the runner (sparsym/rnn/fused_op.py) installs itself
+through :func:`set_runner` when ``sparsym.rnn`` is imported (``import sparsym`` does)."""
+from __future__ import annotations
 
 import numpy as np
 
 from ... import random as _random
+from ...base import MXNetError
 from .. import rules
 from ..grad import kept, multi_bw
 from ..params import Field
@@ -95,40 +96,20 @@ def rnn_type(attrs, ins, outs):
     return ins, outs
 
 
-_CACHE: OrderedDict = OrderedDict()
-_LOCK = threading.Lock()
+_RUNNER: dict = {}
 
 
-def _inner(a, data_shape, dtype):
-    """A cached executor of the unrolled graph for these attrs, data shape and dtype."""
-    key = (hash(a), tuple(data_shape), np.dtype(dtype).str)
-    with _LOCK:
-        exe = _CACHE.get(key)
-        if exe is not None:
-            _CACHE.move_to_end(key)
-            return exe
-    from ... import symbol as sym
-    from ...rnn.rnn_cell import FusedRNNCell
-    cell = FusedRNNCell(a.state_size, a.num_layers, a.mode, a.bidirectional, dropout=a.p,
-                        get_next_state=True, prefix="rnn_")
-    states = [sym.Variable(f"state{i}") for i in range(_n_states(a))]
-    out, final = cell.unroll(data_shape[0], sym.Variable("data"), begin_state=states,
-                             layout="TNC", merge_outputs=True)
-    group = sym.Group([out] + list(final))
-    dt = {k: np.dtype(dtype) for k in group.list_arguments()}
-    exe = group.simple_bind(None, grad_req="write", type_dict=dt, data=tuple(data_shape))
-    with _LOCK:
-        _CACHE[key] = exe
-        while len(_CACHE) > 16:
-            _CACHE.popitem(last=False)
-    return exe
+def set_runner(forward, backward):
+    """Install the unrolled-cells runner: ``forward(attrs, xs, train, with_seed)`` and
+    ``backward(attrs, ograds, fwd_ins, with_seed)`` on raw arrays."""
+    _RUNNER["forward"], _RUNNER["backward"] = forward, backward
 
 
-def _load(exe, xs):
-    exe.arg_dict["data"][:] = xs[0]
-    exe.arg_dict["rnn_parameters"][:] = xs[1]
-    for i, s in enumerate(xs[2:]):
-        exe.arg_dict[f"state{i}"][:] = s
+def _runner(kind):
+    try:
+        return _RUNNER[kind]
+    except KeyError:
+        raise MXNetError("the RNN operator needs sparsym.rnn (import sparsym) to run") from None
 
 
 def _with_seed(seed, fn):
@@ -143,25 +124,15 @@ def _with_seed(seed, fn):
 def _rnn_fwd(a, xs):
     train = bool(a.get("__is_train__", False))
     seed = int(_random.rng().integers(0, 2 ** 31 - 1)) if train and a.p > 0 else 0
-    exe = _inner(a, xs[0].shape, xs[0].dtype)
-    _load(exe, xs)
-    outs = _with_seed(seed, lambda: exe.forward(is_train=train))
-    return tuple(o.asnumpy().copy() for o in outs) + (np.array([seed], np.float64),)
+    outs = _runner("forward")(a, xs, train, lambda fn: _with_seed(seed, fn))
+    return outs + (np.array([seed], np.float64),)
 
 
 def _rnn_bwd(a, xs):
     ns = _n_states(a)
     ograds, fwd_ins, seed = xs[:1 + ns], xs[1 + ns:-1], xs[-1]
-    exe = _inner(a, fwd_ins[0].shape, fwd_ins[0].dtype)
-    _load(exe, fwd_ins)
-    from ...ndarray.ndarray import wrap
-
-    def run():
-        exe.forward(is_train=True)
-        exe.backward([wrap(np.asarray(g, dtype=fwd_ins[0].dtype)) for g in ograds])
-    _with_seed(int(np.asarray(seed).reshape(-1)[0]), run)
-    names = ["data", "rnn_parameters"] + [f"state{i}" for i in range(ns)]
-    return tuple(exe.grad_dict[n].asnumpy().copy() for n in names)
+    seed = int(np.asarray(seed).reshape(-1)[0])
+    return _runner("backward")(a, ograds, fwd_ins, lambda fn: _with_seed(seed, fn))
 
 
 def _rnn_grad(node, og):
