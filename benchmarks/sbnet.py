@@ -54,7 +54,7 @@ RES_CHANNELS = {24: 96, 48: 192, 64: 256, 96: 384}
 def _median_times(fns, reps):
     """One warm-up call each, then the median seconds of ``reps`` round-robin runs (the
     dispatcher's own timing rule, sbnet.tuning.median_time)."""
-    from sparsym.contrib.sbnet.tuning import median_time
+    from sparsym.kernels.sbnet.tuning import median_time
     for f in fns:
         f()
     return median_time(fns, reps)
@@ -91,16 +91,16 @@ def make_mask(h, w, density, kind, rng):
 
 
 def _bp_of(geom, tile):
-    from sparsym.contrib.sbnet.geometry import block_params
+    from sparsym.kernels.sbnet.geometry import block_params
     return block_params(geom, tile)
 
 
 def bench_conv(h, w, k, density, layout, reps, mask_kind, rng):
     import sparsym as mx
     from sparsym.contrib import sbnet
-    from sparsym.contrib.sbnet import conv as sconv
-    from sparsym.contrib.sbnet import fused, tuning
-    from sparsym.contrib.sbnet.geometry import conv_geometry, output_mask, tiles_of
+    from sparsym.kernels.sbnet import conv as sconv
+    from sparsym.kernels.sbnet import fused, tuning
+    from sparsym.kernels.sbnet.geometry import conv_geometry, output_mask, tiles_of
     nhwc = layout == "NHWC"
     x = rng.standard_normal((1, h, w, k) if nhwc else (1, k, h, w)).astype(np.float32)
     wt = rng.standard_normal((k, 3, 3, k) if nhwc else (k, k, 3, 3)).astype(np.float32)
@@ -197,9 +197,9 @@ def _res_dense_symbol(mx, layout, k, c):
 def bench_res(h, w, k, density, layout, reps, mask_kind, rng):
     import sparsym as mx
     from sparsym.contrib import sbnet
-    from sparsym.contrib.sbnet import fused, tuning
-    from sparsym.contrib.sbnet import resblock as rb
-    from sparsym.contrib.sbnet.geometry import tiles_of
+    from sparsym.kernels.sbnet import fused, tuning
+    from sparsym.kernels.sbnet import resblock as rb
+    from sparsym.kernels.sbnet.geometry import tiles_of
     c = RES_CHANNELS.get(k, 4 * k)
     nhwc = layout == "NHWC"
     dshape = (1, h, w, c) if nhwc else (1, c, h, w)

@@ -1,7 +1,7 @@
 """Chunk-level parallelism for im2col/GEMM loops: one BLAS thread per worker thread.
 
 Used by the dense convolution kernels (kernels/conv.py) and the block-sparse paths
-(contrib/sbnet).  Both alternate short numba loops (im2col, scatter) with small GEMMs.  With
+(kernels/sbnet).  Both alternate short numba loops (im2col, scatter) with small GEMMs.  With
 OpenBLAS's own threads, every GEMM wakes (or spins) a worker and the loops in between run
 on one core, several times slower on a shared 2-core machine (docs/benchmarks.md,
 "Threading layers").  So the fused ops pin BLAS to one thread and run independent chunks of

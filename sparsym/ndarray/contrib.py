@@ -2,7 +2,7 @@
 
 Generated from the op registry like ``mx.nd``; e.g. ``mx.nd.contrib.reduce_mask``,
 ``sparse_gather``, ``sparse_scatter``, ``sparse_scatter_var``, ``SparseBlockConvolution``,
-``SparseBottleneck`` (sparsym/ops/contrib_sbnet.py).
+``SparseBottleneck`` (sparsym/ops/sbnet/).
 """
 from ..ops.registry import all_ops as _all_ops
 from .op import make_function as _make_function

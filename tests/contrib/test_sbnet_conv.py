@@ -16,7 +16,7 @@ from sbnet_helpers import (
 import sparsym as mx
 from sparsym.base import ParamError, ShapeError
 from sparsym.contrib import sbnet
-from sparsym.contrib.sbnet import fused, tuning
+from sparsym.kernels.sbnet import fused, tuning
 
 RNG = np.random.default_rng(11)
 nd, sym = mx.nd.contrib, mx.sym.contrib

@@ -8,7 +8,7 @@ from sbnet_helpers import executor, oracle_gather, oracle_scatter
 import sparsym as mx
 from sparsym.base import DTypeError, ShapeError
 from sparsym.contrib import sbnet
-from sparsym.ops import contrib_sbnet
+from sparsym.ops.sbnet import blocks as sbnet_blocks
 
 RNG = np.random.default_rng(7)
 nd, sym = mx.nd.contrib, mx.sym.contrib
@@ -288,10 +288,10 @@ def test_scatter_var_writes_base_in_place_in_a_graph_when_nothing_reads_it_later
                           vals["idx"], hv, (4, 4), (4, 4), (0, 0), False)
     for train in (False, True):
         exe = executor(y, vals, {"x": "write", "b1": "write", "idx": "null"})
-        before = dict(contrib_sbnet.scatter_var_stats)
+        before = dict(sbnet_blocks.scatter_var_stats)
         out = exe.forward(is_train=train)[0].asnumpy()
         np.testing.assert_allclose(out, want, rtol=1e-12)
-        assert contrib_sbnet.scatter_var_stats["inplace"] == before["inplace"] + 1
+        assert sbnet_blocks.scatter_var_stats["inplace"] == before["inplace"] + 1
         if train:
             exe.backward(mx.nd.ones(want.shape, dtype=np.float64))
             covered = oracle_scatter(np.ones((3, 4, 4, 8)), vals["idx"], np.zeros(want.shape),

@@ -190,7 +190,7 @@ def test_chained_blocks_update_in_place_when_nothing_reads_the_input_later(train
     residual in place (SBNet's use_var); in training backward reads it, so no."""
     if "inplace" not in getattr(mx.ops.registry.OpDef, "__dataclass_fields__", {}):
         pytest.skip("executor without in-place memory planning")
-    from sparsym.contrib.sbnet import fused
+    from sparsym.kernels.sbnet import fused
     n, h, w, c, k = 1, 20, 24, 4, 2
     m = mx.sym.var("m")
     b1 = sbnet.sparse_res_block_bottleneck(mx.sym.var("x"), m, k, name="b1", bsize=(6, 6))

@@ -17,14 +17,6 @@ ALLOWED = {
     "ops": {"base", "storage", "kernels", "random", "_threading_env"},
 }
 
-# upward imports being removed (issue 15, item 5): SBNet's op records still use the kernels
-# under contrib/sbnet
-PENDING = {
-    ("sparsym.ops.contrib_sbnet", "sparsym.contrib.sbnet"),
-    ("sparsym.ops.contrib_sbnet", "sparsym.contrib.sbnet.geometry"),
-}
-
-
 def _module_name(path, root=ROOT):
     parts = path.relative_to(root.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts), parts[-1] == "__init__"
@@ -72,7 +64,7 @@ def upward_imports(root=ROOT):
 
 
 def test_lower_layers_never_import_upper_ones():
-    bad = [b for b in upward_imports() if (b[0], b[2]) not in PENDING]
+    bad = upward_imports()
     assert not bad, "upward imports:\n" + "\n".join(f"  {m}:{ln} imports {t}" for m, ln, t in bad)
 
 

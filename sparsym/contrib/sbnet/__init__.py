@@ -29,7 +29,7 @@ from typing import NamedTuple
 from ...base import ShapeError
 from ...kernels import block_sparse as _kbs
 from ...kernels.block_sparse import BlockParams
-from .tuning import (
+from ...kernels.sbnet.tuning import (
     autotune_enabled,
     cache_info,
     clear_cache,
@@ -81,7 +81,7 @@ def calc_block_params(in_size, bsize, ksize, strides, padding, cover_all=True):
     if cover_all:
         # cover_all grows the end padding to fit the grid; a block must still fit the
         # input plus its SAME/VALID padding (as SBNet requires)
-        from .geometry import conv_geometry
+        from ...kernels.sbnet.geometry import conv_geometry
         size = tuple(int(e) for e in in_size)[1:3]
         k = _kbs._pair(ksize, "ksize", "first")
         s = _kbs._pair(strides, "strides", "mid")
@@ -173,7 +173,7 @@ def sparse_conv2d(data, weight, indices, block_params, strides=(1, 1), padding="
     if base is None:
         if is_sym:
             raise ValueError("sparse_conv2d on Symbols needs a base Symbol of the output shape")
-        from .geometry import conv_geometry
+        from ...kernels.sbnet.geometry import conv_geometry
         n = data.shape[0]
         hw = data.shape[1:3] if layout == "NHWC" else data.shape[2:4]
         ho, wo = conv_geometry(hw, kernel, strides, padding=padding).out
