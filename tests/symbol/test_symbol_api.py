@@ -316,14 +316,3 @@ def test_symbol_debug_str_layout():
                     "Op:_mul_scalar, Name=_mulscalar0\nInputs:\n\targ[0]=x(0) version=0\nAttrs:\n"
                     "\tscalar=2\nVariable:y\n--------------------\nOp:elemwise_add, Name=_plus0\n"
                     "Inputs:\n\targ[0]=_mulscalar0(0)\n\targ[1]=y(0) version=0\n")
-
-
-def test_docstring_examples_run():
-    import doctest
-
-    from sparsym.executor import executor
-    from sparsym.symbol import naming, symbol
-    for mod in (symbol, naming, executor):
-        with mx.name.NameManager():
-            res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS)
-        assert res.failed == 0, mod.__name__
