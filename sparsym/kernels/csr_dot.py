@@ -8,13 +8,12 @@ Storage contracts (every function is pure: new outputs, inputs untouched):
 
 Hot loops index with unsigned integers: Numba then drops the negative-index wraparound
 check, which doubles the speed of these gather-bound loops. Work is split into
-nnz-balanced row blocks; from ``_twins.PAR_MIN_WORK`` multiply-adds on, the serial or the
-parallel kernel runs as :class:`_Gate` measures faster on this machine right now.
+nnz-balanced row blocks; whether a product runs serial or parallel is the choice of
+kernels/_twins.py (:func:`_twins.run_gated`).
 """
 from __future__ import annotations
 
 import math
-import time
 
 import numba
 import numpy as np
@@ -39,88 +38,6 @@ from ._arrays import (
 )
 from ._f16 import f16_safe
 from ._twins import twin
-
-
-class _Gate:
-    """Serial or parallel for one kernel family, chosen by measured speed.
-
-    Keeps each mode's last ``_WINDOW`` readings (seconds per unit of work) and compares
-    their medians; parallel runs while it is 10% faster. A median shrugs off the odd stalled
-    call and follows a lasting change within a few calls. The first call after a switch of
-    mode is not a reading: it pays for waking the workers (or for the caches the other
-    mode left), which one-call probes would charge to the mode. So the modes alternate in
-    pairs of calls until each has ``_SETTLE`` readings; then every ``_PROBE_S`` seconds the
-    other mode runs twice, so a change in machine load is noticed. On shared cores a
-    parallel region whose worker is descheduled waits milliseconds: measuring catches that
-    where the load average (a minute late, counting our own workers) does not.
-    """
-
-    __slots__ = ("win", "rate", "probe_at", "last", "calls", "hold")
-
-    def __init__(self):
-        self.win = ([], [])  # serial, parallel readings, oldest first
-        self.rate = [None, None]  # their lower medians
-        self.probe_at = 0.0
-        self.last = None  # the previous call's mode
-        self.calls = 0
-        self.hold = 0  # calls left in the current probe
-
-    def parallel(self, now):
-        """True to run this call in parallel."""
-        if min(len(self.win[0]), len(self.win[1])) < _SETTLE:
-            return self.calls // 2 % 2 == 1  # settling: two calls per mode, serial first
-        if self.hold:
-            self.hold -= 1
-            return self.last
-        best = self.rate[1] < 0.9 * self.rate[0]
-        if now >= self.probe_at:
-            self.probe_at = now + _PROBE_S
-            self.hold = 1
-            return not best
-        return best
-
-    def record(self, par, secs, work):
-        self.calls += 1
-        if par != self.last:  # first call in this mode since the other ran: warm-up
-            self.last = par
-            return
-        w = self.win[par]
-        w.append(secs / work)
-        if len(w) > _WINDOW:
-            del w[0]
-        self.rate[par] = sorted(w)[(len(w) - 1) // 2]
-
-
-_SETTLE = 3
-_WINDOW = 5
-_PROBE_S = 0.5
-_ADAPTIVE = True  # tests set False: parallel whenever the work is large enough
-_GATES: dict = {}
-
-
-def _gate(key):
-    g = _GATES.get(key)
-    if g is None:
-        g = _GATES[key] = _Gate()
-    return g
-
-
-def _run(key, work, serial, parallel):
-    """Call ``parallel()`` or ``serial()`` (same result) as gate ``key`` decides; time it.
-
-    Numba's thread count is read only once the gate picks parallel: that call costs ~1 us,
-    a tenth of the serial path's overhead around a 0.1 ms kernel.
-    """
-    if work < _twins.PAR_MIN_WORK:
-        return serial()
-    if not _ADAPTIVE:
-        return parallel() if numba.get_num_threads() >= 2 else serial()
-    g = _gate(key)
-    t0 = time.perf_counter()
-    par = g.parallel(t0) and numba.get_num_threads() >= 2
-    res = parallel() if par else serial()
-    g.record(par, time.perf_counter() - t0, work)
-    return res
 
 
 def _blocks(ptr):
@@ -298,7 +215,7 @@ def _spmm(data, a: CSR, b2, out, cmap=None, tab=None, keys=None):
     else:
         key, ser, par, extra = ("mm", k.bit_length()), _mm, _mm_par, (b2, out)
     ind = a.indices
-    _run(key, work, lambda: ser(0, m, data, ind, ptr, *extra),
+    _twins.run_gated(key, work, lambda: ser(0, m, data, ind, ptr, *extra),
          lambda: par(_blocks(ptr), data, ind, ptr, *extra))
 
 
@@ -537,7 +454,7 @@ def _csrT_rows(a: CSR, data, bb):
         serial = lambda: _csrT_rows_gather(a, data, bb, False)  # noqa: E731
     else:
         serial = lambda: _csrT_rows_scatter(a, data, bb)  # noqa: E731
-    return _run(("csrT", k.bit_length()), work, serial,
+    return _twins.run_gated(("csrT", k.bit_length()), work, serial,
                 lambda: _csrT_rows_gather(a, data, bb, True))
 
 

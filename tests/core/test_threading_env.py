@@ -25,8 +25,8 @@ def test_import_sets_passive_wait_policy_unless_user_set_one(given, expected):
 
 _LAYER = """
 import numpy as np, numba, sparsym as mx
-from sparsym.kernels import csr_dot
-csr_dot._ADAPTIVE = False  # parallel whenever the work is large enough
+from sparsym.kernels import _twins
+_twins._ADAPTIVE = False  # parallel whenever the work is large enough
 a = mx.nd.sparse.csr_matrix(np.eye(2000, dtype=np.float32))
 mx.nd.sparse.dot(a, mx.nd.ones((2000, 64))).wait_to_read()
 print(numba.threading_layer())

@@ -110,9 +110,8 @@ def par(request, monkeypatch):
     """Run the row-parallel kernels on tiny inputs too (normally they go serial), whatever
     the speed gate would pick."""
     if request.param:
-        from sparsym.kernels import csr_dot
         monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
-        monkeypatch.setattr(csr_dot, "_ADAPTIVE", False)
+        monkeypatch.setattr(_twins, "_ADAPTIVE", False)
     return request.param
 
 
@@ -417,10 +416,9 @@ def test_parallel_gate_follows_measured_speed(monkeypatch):
     mode has _SETTLE readings (a pair's first call is a warm-up), keeps the faster one by
     the median of its last _WINDOW readings, re-probes the other for two calls every
     _PROBE_S seconds, shrugs off one stalled call and follows a lasting slowdown."""
-    from sparsym.kernels import csr_dot
-    monkeypatch.setattr(csr_dot, "_SETTLE", 2)
-    monkeypatch.setattr(csr_dot, "_WINDOW", 5)
-    g = csr_dot._Gate()
+    monkeypatch.setattr(_twins, "_SETTLE", 2)
+    monkeypatch.setattr(_twins, "_WINDOW", 5)
+    g = _twins.Gate()
 
     def call(now, secs):
         par = g.parallel(now)
@@ -447,7 +445,7 @@ def test_parallel_gate_follows_measured_speed(monkeypatch):
     # fast again: each probe (a warm-up, then a reading) adds one 0.04 reading; the third
     # makes 3 fast readings in 5
     for k in (1, 2, 3):
-        t = k * csr_dot._PROBE_S + 0.01
+        t = k * _twins._PROBE_S + 0.01
         assert g.parallel(t - 0.02) is False
         g.record(False, 1.0, 10)
         assert [call(t, 0.4), call(t, 0.4)] == [True, True]
@@ -456,14 +454,14 @@ def test_parallel_gate_follows_measured_speed(monkeypatch):
     # through the public op the gate picks a mode and the result does not depend on it
     import sparsym as mx
     monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
-    monkeypatch.setattr(csr_dot, "_GATES", {})
+    monkeypatch.setattr(_twins, "_GATES", {})
     a, s = rand_csr(64, 40, 8, "uniform", np.float64)
     x = mx.nd.sparse.csr_matrix((a.data, a.indices, a.indptr), shape=a.shape)
     b = np.random.default_rng(3).standard_normal((40, 1))
     for _ in range(4):
         np.testing.assert_allclose(mx.nd.sparse.dot(x, mx.nd.array(b, dtype=np.float64))
                                    .asnumpy(), s @ b, rtol=1e-12)
-    gate = csr_dot._GATES["mv"]
+    gate = _twins._GATES["mv"]
     import numba
     if numba.get_num_threads() >= 2:
         assert gate.rate[0] is not None and gate.rate[1] is not None

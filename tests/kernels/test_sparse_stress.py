@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 import sparsym as mx
-from sparsym.kernels import _twins, csr_dot
+from sparsym.kernels import _twins
 
 nd = mx.nd
 QUICK = list(range(4))
@@ -49,7 +49,7 @@ def _stress(seed, monkeypatch):
     rng, m, n, dtype, vals, cols, indptr, k = _case(seed)
     if seed % 2:  # the parallel twins and parallel dot kernels on any size
         monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
-        monkeypatch.setattr(csr_dot, "_ADAPTIVE", False)
+        monkeypatch.setattr(_twins, "_ADAPTIVE", False)
     s = sp.csr_matrix((vals, cols, indptr), shape=(m, n))
     d = s.toarray()  # duplicates summed
     x = nd.sparse.csr_matrix((vals, cols, indptr), shape=(m, n), dtype=dtype)
