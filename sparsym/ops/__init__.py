@@ -6,7 +6,7 @@ import pkgutil as _pkgutil
 from . import registry  # noqa: F401
 from .registry import Dispatch, OpDef, all_ops, get_op, register  # noqa: F401
 
-_INFRA = {"registry", "params", "rules", "shape_codes", "node", "grad"}
+_INFRA = {"registry", "params", "rules", "shape_codes", "node", "grad", "grad_expr"}
 
 
 def _import_all(pkg_name, path):
