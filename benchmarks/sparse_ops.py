@@ -292,7 +292,7 @@ def main():
             res = timed(f, args.repeat)  # sparsym and scipy interleaved call by call
             ours[i] = res if ours[i] is None else [
                 (min(a[0], b[0]), min(a[1], b[1])) for a, b in zip(ours[i], res)]
-    for i, (name, meta, arrays, what) in enumerate(all_cases):
+    for i, (name, meta, _arrays, what) in enumerate(all_cases):
         rec = {"bench": name, "op": what, **meta, "rounds": args.rounds}
         res = ours[i]
         rec["sparsym_ms"] = round(res[0][0] * 1e3, 3)

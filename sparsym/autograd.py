@@ -301,7 +301,7 @@ def _grad_stype(node, v):
 
 
 # ----------------------------------------------------------------------------- compiled path
-_PLANS: "OrderedDict[tuple, tuple]" = OrderedDict()
+_PLANS: OrderedDict[tuple, tuple] = OrderedDict()
 _PLANS_MAX = 64
 _PLANS_LOCK = threading.Lock()
 

@@ -215,7 +215,7 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
     for k, node in enumerate(g.nodes):
         if node.op is None or k in hidden:
             continue
-        for e, (child, idx) in zip(g.in_eids(k), node.inputs):
+        for e, (child, _idx) in zip(g.in_eids(k), node.inputs):
             ck = g.node_id[id(child)]
             if ck in hidden:
                 continue

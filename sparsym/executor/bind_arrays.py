@@ -123,7 +123,7 @@ def allocate(symbol, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, 
                     group2ctx, pool, outputs)
 
 
-_BUFFER_POOLS: "OrderedDict[int, MemoryPool]" = OrderedDict()
+_BUFFER_POOLS: OrderedDict[int, MemoryPool] = OrderedDict()
 
 
 def _buffer_pool(shared_buffer):

@@ -383,7 +383,7 @@ class Executor:
         pool views (when free) or fresh arrays."""
         pool = self._pool
         outs = []
-        for slot, buf, inpl, garg, shape, dt in spec:
+        for _slot, buf, inpl, garg, shape, dt in spec:
             if garg >= 0:
                 g = self.grad_arrays[garg]._raw
                 if type(g) is np.ndarray and g.shape == shape and g.dtype == dt \

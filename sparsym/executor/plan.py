@@ -93,7 +93,7 @@ class Plan:
         return tuple(n.name for n in self.graph.input_nodes)
 
 
-_CACHE: "OrderedDict[tuple, Plan]" = OrderedDict()
+_CACHE: OrderedDict[tuple, Plan] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 256
 stats = {"hits": 0, "misses": 0}

@@ -98,7 +98,7 @@ def invoke_op(op, attrs, inputs, out=None):
         attrs = type(attrs)(attrs, __is_train__=STATE.training)
     try:
         results = row.kernel(attrs, raws)
-    except (rules.Conflict,) as c:
+    except rules.Conflict as c:
         rules.raise_conflict(c, op.name, op.name, op.input_names(attrs), op.out_names(attrs))
     results = tuple(results)
     if mode == "fallback":

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..base import MXNetError, NotImplementedForStype, getenv
 from . import rules

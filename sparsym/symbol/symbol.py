@@ -177,7 +177,7 @@ class Symbol(SymbolOps):
 
     def _set_attr(self, **kwargs):
         """Set string attributes on the output nodes; operator parameters are re-parsed."""
-        for key, value in kwargs.items():
+        for value in kwargs.values():
             if not isinstance(value, str):
                 raise ValueError("Set Attr only accepts string values")
         seen = set()

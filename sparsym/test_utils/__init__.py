@@ -104,7 +104,7 @@ def get_cuda_compute_capability(ctx):
     """
     if not isinstance(ctx, Context) or ctx.device_type != "gpu":
         raise ValueError("Expecting a gpu context to get cuda compute capability, "
-                         "while received ctx {}".format(ctx))
+                         f"while received ctx {ctx}")
     raise mx.MXNetError("get_cuda_compute_capability: sparsym has no GPU backend")
 
 

@@ -490,9 +490,8 @@ def check_consistency(sym, ctx_list, scale=1.0, grad_req="write", arg_params=Non
             if small_arr != arr.dtype or small_gt != gtarr.dtype:
                 rt, at = get_tols(arr.astype(small_arr), gtarr.astype(small_gt), rtol, atol)
             _check_or_report(arr, gtarr, rt, at, equal_nan, raise_on_err,
-                             "Train Err: {} {} ctx {} vs {} {} ctx {} at {}".format(
-                                 np.dtype(arr.dtype).name, arr.ctx, i,
-                                 np.dtype(gtarr.dtype).name, gtarr.ctx, gt_idx, name))
+                             f"Train Err: {np.dtype(arr.dtype).name} {arr.ctx} ctx {i} vs "
+                             f"{np.dtype(gtarr.dtype).name} {gtarr.ctx} ctx {gt_idx} at {name}")
     return gt
 
 

@@ -140,8 +140,7 @@ def _mismatch_report(a, b, rtol, atol, names, equal_nan, mismatches):
     n_bad = max(int((~close).sum()), 1)
     cap = mismatches[1]
     count = n_bad if cap <= 0 or n_bad <= cap else cap + 1
-    print("\n*** Maximum errors for vector of size {}:  rtol={}, atol={}\n".format(
-        a.size, rtol, atol))
+    print(f"\n*** Maximum errors for vector of size {a.size}:  rtol={rtol}, atol={atol}\n")
     for k in range(min(n_bad, mismatches[0], count)):
         idx = _index(order[k], v.shape)
         print("%3d: Error %f  %s" % (k + 1, flat[order[k]], locationError(a, b, idx, names)))

@@ -278,4 +278,4 @@ def get_im2rec_path(home_env="MXNET_HOME"):
                  os.path.join(root, "..", "..", "tools", "im2rec.py")):
         if os.path.isfile(path):
             return path
-    raise IOError("Could not find path to tools/im2rec.py")
+    raise OSError("Could not find path to tools/im2rec.py")

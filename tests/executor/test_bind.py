@@ -207,7 +207,7 @@ def test_duplicate_argument_names_rejected_by_dicts():
     e = (a1 + a2).simple_bind(mx.cpu(), a=(2,))
     assert len(e.arg_arrays) == 2
     with pytest.raises(ValueError, match="Duplicate names detected"):
-        e.arg_dict
+        _ = e.arg_dict
 
 
 def test_group2ctx_places_arguments_gradients_aux_and_outputs():

@@ -215,7 +215,7 @@ def test_libsvm_prefetch_matches_on_demand_and_survives_resets(tmp_path):
     kw = dict(data_libsvm=str(p), data_shape=(40,), batch_size=64, chunk_bytes=256)
     a = mx.io.LibSVMIter(prefetch_buffer=0, **kw)
     b = mx.io.LibSVMIter(prefetch_buffer=2, **kw)
-    for epoch in range(3):
+    for _epoch in range(3):
         ga = [(x.data[0].asnumpy(), x.label[0].asnumpy(), x.pad) for x in a]
         gb = [(x.data[0].asnumpy(), x.label[0].asnumpy(), x.pad) for x in b]
         assert len(ga) == len(gb) > 5

@@ -134,7 +134,7 @@ def test_dropout_zoneout_cells_in_training():
     cell.add(mx.rnn.DropoutCell(0.5))
     out, _ = cell.unroll(2, x, merge_outputs=True)
     exe = out.simple_bind(mx.cpu(), data=(50, 2, 3))
-    for n, a in exe.arg_dict.items():
+    for _n, a in exe.arg_dict.items():
         a[:] = np.random.RandomState(0).uniform(-1, 1, a.shape)
     train = exe.forward(is_train=True)[0].asnumpy()
     test = exe.forward(is_train=False)[0].asnumpy()
@@ -199,7 +199,7 @@ def test_rnn_operator_numeric_gradient_and_dropout():
     d = mx.sym.RNN(mx.sym.var("data"), mx.sym.var("p"), mx.sym.var("h"), state_size=8,
                    num_layers=2, mode="rnn_tanh", p=0.5, name="rnn")
     exe = d.simple_bind(mx.cpu(), data=(3, 4, 2))
-    for name, arr in exe.arg_dict.items():
+    for _name, arr in exe.arg_dict.items():
         arr[:] = rng.uniform(-1, 1, arr.shape)
     a = exe.forward(is_train=False)[0].asnumpy()
     assert np.array_equal(a, exe.forward(is_train=False)[0].asnumpy())

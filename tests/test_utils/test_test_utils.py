@@ -228,7 +228,7 @@ def test_dummy_iter_repeats_the_first_batch():
 
 
 def test_download_retries_then_raises(tmp_path):
-    with pytest.raises(Exception):
+    with pytest.raises(OSError):
         tu.download("http://127.0.0.1:9/nothing", fname=str(tmp_path / "f"), retries=1)
     existing = tmp_path / "have"
     existing.write_text("x")

@@ -164,7 +164,7 @@ def tuned_tile(key, candidates, run_with_tile):
     best, best_t = None, float("inf")
     run_with_tile(candidates[0])   # warm up (compilation, workspaces)
     for tile in candidates:
-        t = best_time(lambda: run_with_tile(tile), repeat=2)
+        t = best_time(lambda tile=tile: run_with_tile(tile), repeat=2)
         if t < best_t:
             best, best_t = tile, t
     with _lock:
