@@ -10,7 +10,8 @@ import numpy as np
 
 from ..kernels import linalg as kl
 from . import rules
-from .nn._common import D, kept, multi_bw
+from .grad import kept, multi_bw
+from .nn._common import D
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 

@@ -10,7 +10,8 @@ from .. import random as _random
 from ..base import MXNetError, dtype_of
 from ..kernels import pdf as kpdf
 from . import rules
-from .nn._common import Checked, D, kept, multi_bw, require
+from .grad import kept, multi_bw
+from .nn._common import Checked, D, require
 from .params import Field, Params
 from .random_ops import (
     _COMMON,

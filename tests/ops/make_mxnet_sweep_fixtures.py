@@ -42,6 +42,8 @@ for key, m in meta.items():
     name = m["name"]
     if name in NAMES:
         fn = NAMES[name]
+    elif name.startswith("_linalg_"):
+        fn = getattr(mx.nd.linalg, name[len("_linalg_"):], None)
     elif name.startswith("_contrib_"):
         fn = getattr(mx.nd.contrib, name[len("_contrib_"):], None)
     elif name.startswith("_"):
@@ -74,13 +76,14 @@ np.savez_compressed(out, errors=json.dumps(errors), **res)
 
 
 # random draws, and counts of stored entries (every entry of a dense input): no record
-SKIP = ("_random_", "_sample_", "Dropout", "_contrib_getnnz")
+SKIP = ("_random_", "_sample_", "_shuffle", "Dropout", "_contrib_getnnz")
 
 
 def forward_ops():
     from test_op_sweep import _unique_ops
     return [op for op in _unique_ops()
-            if not op.name.startswith(("_backward", "_contrib_backward") + SKIP)]
+            if not op.name.startswith(("_backward", "_contrib_backward") + SKIP)
+            or op.name.startswith("_random_pdf_")]
 
 
 def build_inputs():

@@ -143,7 +143,6 @@ register(OpDef(
 def _fc_bwd_grad(node, og):
     """Second-order rule of ``_backward_FullyConnected(g, x, w) = (g W, g^T x, sum g)``
     (rows flattened as the forward does), from FullyConnected, dot and Reshape nodes."""
-    from ..elemwise import bw
     g, x, w = node.inputs
     a = node.params
     ox, ow = og[0], og[1]

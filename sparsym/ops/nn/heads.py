@@ -5,9 +5,10 @@ import numpy as np
 
 from ... import storage as st
 from .. import rules
+from ..grad import kept, multi_bw
 from ..params import Field, Params
 from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, kept, multi_bw, require
+from ._common import Checked, D, require
 
 
 def _softmax(x, axis):
@@ -105,7 +106,7 @@ def _svm_bwd(a, xs):
 register(OpDef(
     "SVMOutput", params=_SVM, inputs=("data", "label"),
     dispatch=(Dispatch((D, D), (D,), lambda a, xs: (xs[0].copy(),)),),
-    infer_shape=svm_shape, infer_type=rules.first_input_type, is_loss=True,
+    infer_shape=svm_shape, infer_type=rules.first_input_type,
     gradient=lambda node, og: [_one("_backward_SVMOutput", [(node, 0), node.inputs[1]], node),
                                None],
     doc="""Support vector machine head: identity forward; backward gives the gradient of

@@ -12,9 +12,10 @@ from ...kernels.normalization import affine_norm_bwd, affine_norm_fwd
 from ...kernels.normalization import cdtype as _cdtype
 from ...kernels.normalization import channel_window_sum as _channel_window_sum
 from .. import rules
+from ..grad import kept, multi_bw
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, kept, multi_bw, norm_axis, require
+from ._common import Checked, D, norm_axis, require
 
 
 def _eps_check(op, a):
@@ -28,11 +29,8 @@ def _data_shape(ins, outs):
     return ins[0]
 
 
-def _affine_bwd_shape(attrs, ins, outs):
-    rules.set_shape(outs, 0, ins[1], "output")
-    for i in (1, 2):
-        rules.set_shape(outs, i, ins[2], "output")
-    return ins, outs
+# inputs (ograd, data, gamma, ...): gradients of data, gamma and beta (gamma's shape)
+_affine_bwd_shape = rules.grads_like_inputs(1, sources=(0, 1, 1))
 
 
 def _affine_grad(bname):
