@@ -332,7 +332,6 @@ class Symbol(SymbolOps):
     def _infer_shape(self, args, kwargs):
         """((arg, out, aux) in MXNet's form, complete?)."""
         from ..passes.infer_shape import infer_shape
-        from ..util import is_np_shape
         np_shape = is_np_shape()
         unknown_dim = -1 if np_shape else 0  # MXNet: -1 under NumPy shapes, else 0
 
