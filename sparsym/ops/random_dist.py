@@ -163,7 +163,7 @@ register(OpDef(
     --------
     >>> import sparsym as mx
     >>> x = mx.nd.random.randint(-1, 3, shape=(4,))
-    >>> bool(((x >= -1) & (x < 3)).asnumpy().all()), x.dtype.__name__
+    >>> bool(((x >= -1) * (x < 3)).asnumpy().all()), x.dtype.__name__
     (True, 'int32')
     """))
 
