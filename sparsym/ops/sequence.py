@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import rules
-from .elemwise import bw
-from .nn._common import D, kept, norm_axis, require
+from .grad import bw, kept
+from .nn._common import D, norm_axis, require
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 

@@ -252,6 +252,13 @@ NO_MXNET_REFERENCE = {
     "_contrib_sparse_scatter_var": "sparsym's SBNet op: tests/contrib/test_sbnet_ops.py",
     "_rnn_param_view": "internal view of FusedRNNCell's weights: tests/rnn",
     "Dropout": "random masks in training; the identity at inference (tests/ops/test_nn_*)",
+    # landed without sweep cases yet (their own tests check values against NumPy): give
+    # them cases in sweep_cases.py, rerun make_mxnet_sweep_fixtures.py, drop them here
+    **dict.fromkeys(("SequenceLast", "SequenceMask", "SequenceReverse", "_adamw_update",
+                     "_mp_adamw_update", "_rnn_param_concat", "lamb_update_phase1",
+                     "lamb_update_phase2", "mp_lamb_update_phase1", "mp_lamb_update_phase2",
+                     "mp_nag_mom_update", "mp_sgd_mom_update", "mp_sgd_update", "multi_lars",
+                     "reset_arrays"), "no sweep cases yet (issue 15's sweep landed after them)"),
     "_contrib_getnnz": "counts stored entries (all, for a dense input): the sweep's own "
                        "reference (sweep_cases._getnnz_ref) on csr rows",
 }

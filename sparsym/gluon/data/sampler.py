@@ -120,8 +120,7 @@ class IntervalSampler(Sampler):
 
     def __iter__(self):
         for i in range(self._interval if self._rollover else 1):
-            for j in range(i, self._length, self._interval):
-                yield j
+            yield from range(i, self._length, self._interval)
 
     def __len__(self):
         return self._length
