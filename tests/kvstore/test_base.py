@@ -52,7 +52,7 @@ def test_register_custom_store():
         kv.pushpull(0, x)
         np.testing.assert_array_equal(x.asnumpy(), [2, 2, 2])
         with pytest.raises(NotImplementedError):
-            kv.rank
+            _ = kv.rank
         with pytest.warns(UserWarning, match="overriding existing kvstore"):
             mx.kv.KVStoreBase.register(DoubleStore)
     finally:
