@@ -46,6 +46,10 @@ def _convert(kind, value, where):
                 return bool(value)
             raise ValueError
         if base == "str":
+            # dtype-valued string params (Cast, Embedding) also take numpy types, as in MXNet
+            if isinstance(value, np.dtype) or (isinstance(value, type)
+                                               and issubclass(value, np.generic)):
+                return np.dtype(value).name
             return str(value)
         if base == "shape":
             if isinstance(value, (int, np.integer)):

@@ -279,3 +279,13 @@ def test_batchnorm_training_mode_updates_moving_stats_once():
     with ag.record(train_mode=False):  # inference: the moving statistics normalise
         y = nd.BatchNorm(x, gamma, beta, mm, mv)
     np.testing.assert_allclose(mm.asnumpy(), [0.3, 0.4], rtol=1e-6)
+
+
+def test_cast_takes_numpy_types_and_records():
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with ag.record():
+        y = nd.Cast(x, dtype=np.float64)
+    assert y.dtype == np.float64
+    y.backward()
+    assert x.grad.dtype == np.float32 and x.grad.asnumpy().tolist() == [1, 1]
