@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.pool
+import os
 
 import numpy as np
 
@@ -31,10 +32,18 @@ def default_batchify_fn(data):
 
 default_mp_batchify_fn = default_batchify_fn
 
-def _worker_loop(dataset, batchify_fn, key_queue, data_queue):
-    """A worker process: assemble the batches whose indices arrive on ``key_queue``."""
+def _worker_loop(dataset, batchify_fn, key_queue, data_queue, parent=None):
+    """A worker process: assemble the batches whose indices arrive on ``key_queue``; exit
+    when the parent process is gone (a SIGKILLed parent sends no end marker)."""
+    import queue
+    parent = parent or os.getppid()
     while True:
-        task = key_queue.get()
+        try:
+            task = key_queue.get(timeout=1.0)
+        except queue.Empty:
+            if os.getppid() != parent:
+                break
+            continue
         if task is None:
             break
         idx, samples = task
@@ -54,7 +63,7 @@ class _ProcessPool:
         self._data_queue = ctx.Queue()
         self._workers = [ctx.Process(target=_worker_loop, daemon=True,
                                      args=(dataset, batchify_fn, self._key_queue,
-                                           self._data_queue))
+                                           self._data_queue, os.getpid()))
                          for _ in range(num_workers)]
         for w in self._workers:
             w.start()
