@@ -59,6 +59,10 @@ class FormatError(MXNetError, ValueError):
     """A file (params, JSON, LibSVM) is truncated, corrupt or malformed."""
 
 
+class IndexOutOfRange(MXNetError, IndexError):
+    """An index outside its axis (gather_nd, scatter_nd: MXNet raises IndexError)."""
+
+
 def getenv(name: str, default: str | None = None) -> str | None:
     """Read an environment flag at call time (tests toggle them)."""
     return os.environ.get(name, default)

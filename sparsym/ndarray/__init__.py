@@ -21,6 +21,7 @@ from .ufuncs import (add, divide, equal, greater, greater_equal, hypot,  # noqa:
 from . import random  # noqa: F401,E402  (mx.nd.random)
 from . import contrib  # noqa: F401,E402  (mx.nd.contrib)
 from . import linalg  # noqa: F401,E402  (mx.nd.linalg)
+from .ufuncs import eye, histogram, linspace, split_v2  # noqa: F401,E402
 
 # mx.nd._internal: every registered op under its own name, as in MXNet
 _internal = _types.ModuleType("sparsym.ndarray._internal", "All operators by registered name.")

@@ -2,7 +2,8 @@
 
 Each takes NDArrays or scalars on either side, as MXNet's ``_ufunc_helper``: two arrays use
 the ``broadcast_*`` operator, an array and a scalar the ``_*_scalar`` operator (or its
-reversed form), two scalars the Python operator.
+reversed form), two scalars the Python operator. Also histogram, split_v2, eye and
+linspace, MXNet's Python functions over _histogram, _split_v2, _eye and _linspace.
 """
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ import operator
 
 import numpy as np
 
+from ..ops.layout_ops import split_v2_params
 from .ndarray import NDArray
 from .op import invoke
 
 __all__ = ["add", "subtract", "multiply", "divide", "true_divide", "modulo", "power",
            "maximum", "minimum", "hypot", "equal", "not_equal", "greater", "greater_equal",
            "lesser", "lesser_equal", "logical_and", "logical_or", "logical_xor",
-           "onehot_encode"]
+           "onehot_encode", "histogram", "split_v2", "eye", "linspace"]
 
 
 def _ufunc(lhs, rhs, array_op, py_op, scalar_op, rscalar_op, name):
@@ -100,3 +102,80 @@ def onehot_encode(indices, out):
     res = invoke("one_hot", [indices], {"depth": depth, "dtype": np.dtype(out.dtype).name})[0]
     out[:] = res
     return out
+
+
+def histogram(a, bins=10, range=None):  # noqa: A002  (MXNet's parameter name)
+    """Histogram of the flattened ``a``: (int64 counts, bin edges).
+
+    Parameters
+    ----------
+    a : NDArray
+    bins : int or NDArray
+        the number of equal bins over ``range``, or the bin edges.
+    range : (float, float), optional
+        with an integer ``bins``; without it the result is NumPy's (float32 arrays, as
+        MXNet's, which warns).
+
+    Returns
+    -------
+    (NDArray, NDArray)
+    """
+    if isinstance(bins, NDArray):
+        return tuple(invoke("_histogram", [a, bins], {}))
+    if range is None:
+        from .ndarray import array
+        counts, edges = np.histogram(a.asnumpy(), bins)
+        return array(counts), array(edges)
+    return tuple(invoke("_histogram", [a], {"bin_cnt": int(bins), "range": tuple(range)}))
+
+
+def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+    """Split ``ary`` along ``axis`` into equal sections (an int) or at the given indices
+    (a tuple), as numpy.split.
+
+    Parameters
+    ----------
+    ary : NDArray
+    indices_or_sections : int or tuple of int
+    axis : int, default 0
+    squeeze_axis : bool, default False
+        drop the axis from sections of size 1.
+
+    Returns
+    -------
+    NDArray or list of NDArray
+    """
+    indices, sections = split_v2_params(indices_or_sections)
+    res = invoke("_split_v2", [ary], {"indices": indices, "axis": axis,
+                                      "squeeze_axis": squeeze_axis, "sections": sections})
+    return res[0] if len(res) == 1 else res
+
+
+def eye(N, M=0, k=0, ctx=None, dtype=None, **kwargs):  # noqa: N803  (MXNet's names)
+    """An N x M array with ones on the k-th diagonal (M = N when 0).
+
+    Parameters
+    ----------
+    N : int
+    M : int, default 0
+    k : int, default 0
+    ctx : Context, optional
+    dtype : str, default float32
+    """
+    return invoke("_eye", [], {"N": N, "M": M, "k": k, "dtype": dtype or "float32",
+                               **kwargs})[0]
+
+
+def linspace(start, stop, num, endpoint=True, ctx=None, dtype="float32"):
+    """``num`` evenly spaced values over [start, stop] ([start, stop) without endpoint).
+
+    Parameters
+    ----------
+    start, stop : float
+    num : int
+    endpoint : bool, default True
+    ctx : Context, optional
+    dtype : str, default float32
+    """
+    return invoke("_linspace", [], {"start": start, "stop": stop, "num": num,
+                                    "endpoint": endpoint, "dtype": np.dtype(dtype).name})[0]

@@ -13,8 +13,8 @@ from .params import NO_PARAMS, Params
 
 logger = logging.getLogger("sparsym")
 
-__all__ = ["Dispatch", "OpDef", "register", "get_op", "all_ops", "resolve_dispatch",
-           "ufunc_kernel"]
+__all__ = ["Dispatch", "OpDef", "register", "register_alias", "get_op", "all_ops",
+           "resolve_dispatch", "ufunc_kernel"]
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,16 @@ _OPS: dict[str, OpDef] = {}
 def register(op: OpDef) -> OpDef:
     """Add an operator record under its name and aliases."""
     for key in (op.name,) + tuple(op.aliases):
+        if key in _OPS and _OPS[key] is not op:
+            raise MXNetError(f"operator {key!r} registered twice")
+        _OPS[key] = op
+    return op
+
+
+def register_alias(name: str, *aliases: str) -> OpDef:
+    """Add MXNet alias names for an operator registered elsewhere (its record unchanged)."""
+    op = get_op(name)
+    for key in aliases:
         if key in _OPS and _OPS[key] is not op:
             raise MXNetError(f"operator {key!r} registered twice")
         _OPS[key] = op

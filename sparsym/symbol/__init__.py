@@ -19,6 +19,7 @@ from .arith import hypot, maximum, minimum, pow, power  # noqa: F401,E402,A004
 from . import contrib  # noqa: F401,E402  (mx.sym.contrib)
 from . import linalg  # noqa: F401,E402  (mx.sym.linalg)
 from .creation import arange, full, ones, random, zeros  # noqa: F401,E402
+from .ufuncs import eye, histogram, linspace, split_v2  # noqa: F401,E402
 
 # mx.sym._internal: every registered op under its own name (MXNet scripts call
 # mx.sym._internal._square_sum and friends)

@@ -417,3 +417,29 @@ OVERRIDES.update({
 from sweep_cases_nn import FORWARD as _NN_FORWARD  # noqa: E402
 
 OVERRIDES.update(_NN_FORWARD)
+# ordering: the positions input of _backward_topk holds valid indices along the last axis
+OVERRIDES["_backward_topk"] = lambda op, nin: [
+    Case({"axis": -1}, ((4, 2), (4, 2), S2), values={1: np.array([[5, 0], [1, 2], [3, 4],
+                                                                  [0, 1]], np.float32)})]
+# indexing_nd: gather_nd's gradient takes (ograd, indices (M, Y...), data)
+OVERRIDES["_backward_gather_nd_like"] = lambda op, nin: [
+    Case({}, ((3, 6), (1, 3), S2), values={1: np.array([[3, 0, 3]], np.float32)})]
+# layout_ops: (ograd, data) pairs of the shape-only backward ops
+OVERRIDES["_backward_diag"] = lambda op, nin: [Case({}, ((4,), S2)),
+                                               Case({"k": -1}, ((3,), S2))]
+OVERRIDES["_backward_depth_to_space"] = lambda op, nin: [
+    Case({"block_size": 2}, ((1, 1, 4, 6), (1, 4, 2, 3)))]
+OVERRIDES["_backward_space_to_depth"] = lambda op, nin: [
+    Case({"block_size": 2}, ((1, 4, 2, 3), (1, 1, 4, 6)))]
+OVERRIDES["_backward_Pad"] = lambda op, nin: [
+    Case({"mode": m, "pad_width": (0, 0, 0, 0, 1, 1, 1, 0)}, ((1, 1, 6, 7), (1, 1, 4, 6)))
+    for m in ("constant", "edge", "reflect")]
+# amp_ops: the variadic bookkeeping ops read any storage (a flag or sums of squares out)
+for _n in ("multi_sum_sq", "multi_all_finite"):
+    OVERRIDES[_n] = lambda op, nin: [Case({"num_arrays": n}, (S2,) * n)
+                                     for n in ((2, 3) if nin is None else (nin,))]
+# patch_ops: (ograd, data) of the im2col and adaptive pooling gradients
+OVERRIDES["_backward_im2col"] = lambda op, nin: [
+    Case({"kernel": (2, 2)}, ((1, 4, 15), (1, 1, 4, 6)))]
+OVERRIDES["_backward_contrib_AdaptiveAvgPooling2D"] = lambda op, nin: [
+    Case({"output_size": (2, 3)}, ((1, 1, 2, 3), (1, 1, 4, 6)))]

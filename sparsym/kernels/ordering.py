@@ -1,0 +1,44 @@
+"""Dense kernels of the ordering operators (topk, sort, argsort): stable sorts along an axis
+and the scatter of a top-k gradient. Inputs are C-contiguous NumPy arrays; outputs are new
+arrays (never views of the inputs)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _descending_key(x):
+    """A key whose stable ascending order is x's stable descending order (MXNet sorts with
+    a stable comparator, so ties keep their index order in both directions)."""
+    if x.dtype.kind == "u" or x.dtype == np.bool_:
+        return -x.astype(np.int64)
+    if x.dtype.kind in "i":
+        return -x.astype(np.int64) if x.dtype.itemsize < 8 else ~x  # ~x: no overflow at min
+    return -x
+
+
+def stable_order(x, axis, ascend):
+    """Indices sorting ``x`` along ``axis`` (stable in both directions)."""
+    key = x if ascend else _descending_key(x)
+    return np.argsort(key, axis=axis, kind="stable")
+
+
+def topk_positions(x, axis, k, ascend):
+    """(indices of the k first elements along axis in order, their values)."""
+    order = stable_order(x, axis, ascend)
+    idx = np.take(order, np.arange(k), axis=axis)
+    return idx, np.take_along_axis(x, idx, axis=axis)
+
+
+def topk_mask(x, idx, axis):
+    """1 at the selected positions, 0 elsewhere, in x's dtype."""
+    mask = np.zeros(x.shape, dtype=x.dtype)
+    np.put_along_axis(mask, idx, 1, axis=axis)
+    return mask
+
+
+def scatter_along(g, idx, shape, axis, dtype):
+    """Zeros of ``shape`` with ``g`` added at ``idx`` along ``axis`` (topk/sort's gradient:
+    each selected position receives its output's gradient once)."""
+    out = np.zeros(shape, dtype=dtype)
+    np.put_along_axis(out, idx.astype(np.int64, copy=False), g, axis=axis)
+    return out
