@@ -39,7 +39,6 @@ EXCLUDED = {
         "c_str_array", "check_call", "ctypes2buffer", "ctypes2numpy_shared",
         "get_last_ffi_error", "mx_float_p")},
     "mxnet.ndarray": {
-        **{n: OPS for n in ("eye", "histogram", "linspace", "split_v2")},
         **{n: OUT_OF_SCOPE for n in ("image", "imdecode", "numpy", "numpy_extension")},
         **{n: TODO for n in ("CachedOp", "from_dlpack", "from_numpy", "to_dlpack_for_read",
                              "to_dlpack_for_write", "get_indexing_dispatch_code",
@@ -54,8 +53,7 @@ EXCLUDED = {
         "BaseConvRNNCell", "ConvGRUCell", "ConvLSTMCell", "ConvRNNCell", "DataBatch",
         "DataDesc", "DataIter", "init", "load_checkpoint", "ndarray", "rnn_unroll",
         "save_checkpoint", "symbol")},
-    "mxnet.symbol": {**{n: OPS for n in ("eye", "histogram", "linspace", "split_v2")},
-                     **{n: OUT_OF_SCOPE for n in ("image", "numpy", "numpy_extension")}},
+    "mxnet.symbol": {n: OUT_OF_SCOPE for n in ("image", "numpy", "numpy_extension")},
     "mxnet.symbol.contrib": {**{n: TODO for n in ("cond", "foreach", "while_loop")},
                              "rand_zipfian": OPS},
 }
