@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import optimizer as opt
 from ..base import getenv
+from ..kvstore import base as _kvbase
 from ..kvstore import local as _kvs
 from .parameter import Parameter, ParameterDict
 
@@ -28,7 +29,7 @@ def _create_kvstore(kvstore, num_device, arg_arrays):
         if num_device == 1 and "dist" not in kvstore:
             kv = None
         else:
-            kv = _kvs.create(kvstore)
+            kv = _kvbase.create(kvstore)
             if kvstore == "local":
                 max_size = max(int(np.prod(a.shape)) for a in arg_arrays.values())
                 if max_size > 1024 * 1024 * 16:
@@ -47,7 +48,7 @@ def _create_sparse_kvstore(kvstore):
     if _is_kvstore(kvstore):
         kv = kvstore
     elif isinstance(kvstore, str):
-        kv = _kvs.create(kvstore)
+        kv = _kvbase.create(kvstore)
     else:
         raise TypeError(f"Cannot create '{kvstore}' KVStore with row_sparse parameters. The "
                         "type must be KVStore or str.")
@@ -120,11 +121,8 @@ class Trainer:
         self._contexts = self._check_contexts()
         self._init_optimizer(optimizer, optimizer_params or {})
         self._scale = self._optimizer.rescale_grad
-        if getattr(self._optimizer, "aggregate_num", 0) > 1 and update_on_kvstore:
-            raise ValueError("Cannot set update_on_kvstore=True when optimizer.aggregate_num "
-                             "> 1.")
-        if update_on_kvstore is None and getattr(self._optimizer, "aggregate_num", 0) > 1:
-            update_on_kvstore = False
+        # MXNet 1.9.1's Trainer does not tie update_on_kvstore to optimizer.aggregate_num
+        # (its SGD has aggregate_num 4 and trains row_sparse weights on the store)
         self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
         self._kv_initialized = False
         self._kvstore = None
