@@ -270,7 +270,8 @@ def make_function(op_name, op):
 
 
 def _params_only(op, kwargs):
-    return {k: v for k, v in kwargs.items() if k in op.params.fields}
+    return {k: v for k, v in kwargs.items()
+            if op.params.accepts(k) and not isinstance(v, NDArray)}
 
 
 def populate(namespace: dict, sparse: bool = False):

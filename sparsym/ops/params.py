@@ -113,6 +113,10 @@ class Params:
     def __init__(self, **fields: Field):
         self.fields = fields
 
+    def accepts(self, key: str) -> bool:
+        """Whether ``key`` names a parameter (JSON and set_attr split attributes by it)."""
+        return key in self.fields
+
     def parse(self, op_name: str, kwargs: dict) -> Attrs:
         """Validate and convert ``kwargs``; unknown names and bad values raise ParamError."""
         out = {}

@@ -44,6 +44,9 @@ class Dispatch:
     when: Callable | None = None
     writes_out: bool = False
     weight_inplace: bool = False
+    # ``f(attrs, in_stypes) -> out stypes`` when the row's output stypes are computed
+    # (Custom ops ask the user's infer_storage_type); ``outs`` is then a placeholder
+    infer_stypes: Callable | None = None
 
     def matches(self, attrs, in_stypes) -> bool:
         """Whether this row takes ``in_stypes`` under ``attrs`` (stypes, then the guard)."""
@@ -75,7 +78,8 @@ class OpDef:
 
     inputs: input names, or ``f(attrs) -> names`` for variadic ops.
     num_outputs: int or ``f(attrs) -> int``; output_names likewise (MXNet's list_outputs).
-    aux: names of inputs that are auxiliary states (BatchNorm's moving stats).
+    aux: names of inputs that are auxiliary states (BatchNorm's moving stats), or
+    ``f(attrs) -> names`` (Custom ops).
     infer_shape / infer_type: ``f(attrs, in, out) -> (in, out)``; None marks unknown.
     gradient: ``f(node, out_grads) -> [entry | None per input]`` built from registered ops.
     forward_stype: ``f(attrs, in_stypes) -> out stypes`` overrides the table for the
@@ -88,7 +92,7 @@ class OpDef:
     inputs: tuple | Callable = ("data",)
     num_outputs: int | Callable = 1
     output_names: tuple | Callable = ("output",)
-    aux: tuple = ()
+    aux: tuple | Callable = ()
     mutates: tuple = ()
     infer_shape: Callable = rules.same_shape
     infer_type: Callable = rules.same_type
@@ -111,6 +115,9 @@ class OpDef:
 
     def input_names(self, attrs) -> tuple:
         return tuple(self.inputs(attrs)) if callable(self.inputs) else self.inputs
+
+    def aux_names(self, attrs) -> tuple:
+        return tuple(self.aux(attrs)) if callable(self.aux) else self.aux
 
     def n_outputs(self, attrs) -> int:
         return self.num_outputs(attrs) if callable(self.num_outputs) else self.num_outputs
@@ -249,7 +256,8 @@ def resolve_dispatch(op: OpDef, attrs, in_stypes, n_out=None):
     n_out = op.n_outputs(attrs) if n_out is None else n_out
     for row in op.dispatch:
         if row.matches(attrs, in_stypes):
-            outs = row.out_stypes(in_stypes, n_out)
+            outs = (row.out_stypes(in_stypes, n_out) if row.infer_stypes is None
+                    else tuple(row.infer_stypes(attrs, in_stypes)))
             dense = all(s == "default" for s in in_stypes) and all(s == "default" for s in outs)
             return row, outs, ("dense" if dense else "sparse")
     dense_in = ("default",) * len(in_stypes)

@@ -81,8 +81,9 @@ class IndexedGraph:
             op = n.op
             if op is not None and op.aux:
                 names = op.input_names(n.params)
+                aux = op.aux_names(n.params)
                 for (child, _), nm in zip(n.inputs, names):
-                    if nm in op.aux and child.op is None:
+                    if nm in aux and child.op is None:
                         aux_ids.add(id(child))
         self.entry_offset = offs
         self.num_entries = total

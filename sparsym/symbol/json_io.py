@@ -103,8 +103,8 @@ def load_json(json_str):
             raise FormatError(f"load_json: node {name!r} uses operator {rn['op']!r}, which "
                               "sparsym does not implement")
         op = get_op(rn["op"])
-        given = {a: v for a, v in attrs.items() if a in op.params.fields}
-        rest = {a: v for a, v in attrs.items() if a not in op.params.fields}
+        given = {a: v for a, v in attrs.items() if op.params.accepts(a)}
+        rest = {a: v for a, v in attrs.items() if not op.params.accepts(a)}
         try:
             params = op.params.parse(op.name, given)
         except MXNetError as err:

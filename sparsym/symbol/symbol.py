@@ -186,7 +186,7 @@ class Symbol(SymbolOps):
                 continue
             seen.add(id(node))
             for key, value in kwargs.items():
-                if node.op is not None and key in node.op.params.fields:
+                if node.op is not None and node.op.params.accepts(key):
                     given = dict(node.given)
                     given[key] = value
                     node.params = node.op.params.parse(node.op.name, given)

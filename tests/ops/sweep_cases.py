@@ -230,7 +230,54 @@ def _bwd_softmax_cases(op, nin):
             Case({}, (S2, (4, 1)), values={1: label.reshape(4, 1)}, positive=True)]
 
 
+def _custom_prop():
+    """Register (once) a two-input custom op, x * y, for the Custom records' sweep."""
+    import sparsym as mx
+    if "sweep_mul" in mx.ops.custom.PROPS:
+        return
+
+    def dense(x):
+        return x.tostype("default")
+
+    class Mul(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            self.assign(out_data[0], req[0], dense(in_data[0]) * dense(in_data[1]))
+
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            g = dense(out_grad[0])
+            self.assign(in_grad[0], req[0], g * dense(in_data[1]))
+            self.assign(in_grad[1], req[1], g * dense(in_data[0]))
+
+    @mx.operator.register("sweep_mul")
+    class MulProp(mx.operator.CustomOpProp):
+        """Takes any storage types; outputs and gradients are dense."""
+
+        def list_arguments(self):
+            return ["x", "y"]
+
+        def infer_storage_type(self, in_stype):
+            return in_stype, ["default"], []
+
+        def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype,
+                                        aux_stype):
+            return ograd_stype, in_stype, out_stype, ["default"] * len(in_stype), aux_stype
+
+        def create_operator(self, ctx, shapes, dtypes):
+            return Mul()
+
+
+def _custom_cases(op, nin):
+    _custom_prop()
+    return [Case({"op_type": "sweep_mul"}, (S2, S2))]
+
+
+def _bwd_custom_cases(op, nin):
+    _custom_prop()
+    return [Case({"op_type": "sweep_mul"}, (S2, S2, S2, S2))]
+
+
 OVERRIDES = {
+    "Custom": _custom_cases, "_backward_Custom": _bwd_custom_cases,
     "clip": _clip_cases, "slice": _slice_cases, "take": _take_cases,
     "Concat": _concat_cases, "Embedding": _embedding_cases,
     "_contrib_SparseEmbedding": _embedding_cases, "FullyConnected": _fc_cases,

@@ -1,0 +1,208 @@
+"""Operators written in Python (mx.operator): CustomOp, CustomOpProp and register.
+
+A ``CustomOpProp`` subclass describes an operator (its arguments, outputs, auxiliary
+states, shape/dtype/storage inference, backward dependencies) and creates the
+``CustomOp`` that computes it. ``register(name)`` makes it available as
+``mx.nd.Custom(..., op_type=name)`` and ``mx.sym.Custom(..., op_type=name)``; it runs
+imperatively, in executors and Modules, and with sparse inputs and gradients when the
+prop declares storage types.
+
+Examples
+--------
+>>> import numpy as np
+>>> import sparsym as mx
+>>> class Sqr(mx.operator.CustomOp):
+...     def forward(self, is_train, req, in_data, out_data, aux):
+...         self.assign(out_data[0], req[0], in_data[0] * in_data[0])
+...     def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+...         self.assign(in_grad[0], req[0], 2 * in_data[0] * out_grad[0])
+>>> @mx.operator.register("doc_sqr")
+... class SqrProp(mx.operator.CustomOpProp):
+...     def create_operator(self, ctx, shapes, dtypes):
+...         return Sqr()
+>>> mx.nd.Custom(mx.nd.array([1, 2, 3]), op_type="doc_sqr").asnumpy()
+array([1., 4., 9.], dtype=float32)
+"""
+from __future__ import annotations
+
+import collections
+
+from .base import MXNetError
+from .ops import custom as _custom
+from .ops.registry import all_ops
+
+__all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
+           "get_operator_arguments", "OperatorArguments", "PythonOp", "NumpyOp", "NDArrayOp"]
+
+
+class CustomOp:
+    """Base class of operators implemented in Python: override forward and backward."""
+
+    def __init__(self):
+        pass
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        """Compute the outputs.
+
+        Parameters
+        ----------
+        is_train : bool
+            Whether this is a training pass.
+        req : list of str
+            How to write each output: 'null', 'write', 'inplace' or 'add'
+            (:meth:`assign` applies it).
+        in_data, out_data, aux : list of NDArray
+            Inputs, outputs to fill, and auxiliary states (updated in place).
+        """
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        """Compute the input gradients.
+
+        Parameters
+        ----------
+        req : list of str
+            How to write each input gradient.
+        out_grad, in_data, out_data, in_grad, aux : list of NDArray
+            Head gradients, forward inputs and outputs, gradients to fill, auxiliary states.
+        """
+
+    def assign(self, dst, req, src):
+        """Write ``src`` into ``dst`` as ``req`` says ('null' skips, 'add' accumulates)."""
+        if req == "null":
+            return
+        if req in ("write", "inplace"):
+            dst[:] = src
+        elif req == "add":
+            dst[:] += src
+        else:
+            raise MXNetError(f"assign: unknown req {req!r}; expected 'null', 'write', "
+                             "'inplace' or 'add'")
+
+
+def _require_default(stypes, method, what, kind):
+    """MXNet's assertion (and text) when a default storage rule meets a sparse stype."""
+    for i, stype in enumerate(stypes):
+        assert stype == "default", (
+            f"Default {method} implementation doesnt allow non default stypes: found non "
+            f"default stype '{stype}' for {what}[{i}]. Please implement infer_storage_type and "
+            f"infer_storage_type_backward interface in your custom operator if you have "
+            f"non-default {kind} stypes")
+
+
+class CustomOpProp:
+    """Base class of the property (description) of a Python operator.
+
+    Parameters
+    ----------
+    need_top_grad : bool
+        Whether backward needs the head gradients (False for loss layers); read by the
+        default :meth:`declare_backward_dependency`.
+    """
+
+    def __init__(self, need_top_grad=True):
+        self.need_top_grad_ = need_top_grad
+
+    def infer_shape(self, in_shape):
+        """(input shapes, output shapes[, aux shapes]): by default every output has the
+        first input's shape and there are no auxiliary states."""
+        return in_shape, (in_shape[0],) * len(self.list_outputs()), ()
+
+    def infer_type(self, in_type):
+        """(input dtypes, output dtypes[, aux dtypes]): by default the first input's."""
+        return (in_type, [in_type[0]] * len(self.list_outputs()),
+                [in_type[0]] * len(self.list_auxiliary_states()))
+
+    def infer_storage_type(self, in_stype):
+        """(input stypes, output stypes[, aux stypes]) of the forward pass. The default
+        accepts only 'default' inputs and makes 'default' outputs."""
+        _require_default(in_stype, "infer_storage_type", "in_stype", "input/output")
+        return (in_stype, ["default"] * len(self.list_outputs()),
+                ["default"] * len(self.list_auxiliary_states()))
+
+    def infer_storage_type_backward(self, ograd_stype, in_stype, out_stype, igrad_stype,
+                                    aux_stype):
+        """Storage types of the backward pass: (ograd, in, out, igrad, aux) lists. The
+        default accepts only 'default' head gradients and makes 'default' gradients."""
+        _require_default(ograd_stype, "infer_storage_type_backward", "ograd_stype",
+                         "output gradient")
+        _require_default(["default" if s == "undefined" else s for s in igrad_stype],
+                         "infer_storage_type_backward", "igrad_stype", "input gradient")
+        lists = [ograd_stype, in_stype, out_stype, igrad_stype, aux_stype]
+        for lst in lists:
+            lst[:] = ["default"] * len(lst)
+        return tuple(lists)
+
+    def list_outputs(self):
+        """Output names (default ['output'])."""
+        return ["output"]
+
+    def list_arguments(self):
+        """Argument names (default ['data'])."""
+        return ["data"]
+
+    def list_auxiliary_states(self):
+        """Auxiliary state names (default none)."""
+        return []
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        """Ids of the blobs backward needs: head gradients (when need_top_grad), inputs
+        and outputs."""
+        deps = []
+        if self.need_top_grad_:
+            deps.extend(out_grad)
+        deps.extend(in_data)
+        deps.extend(out_data)
+        return deps
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        """The CustomOp computing this operator for these input shapes and dtypes."""
+        return CustomOp()
+
+
+def register(reg_name):
+    """Class decorator registering a CustomOpProp subclass as ``op_type=reg_name``.
+
+    Registering a name again replaces the earlier class (as in MXNet).
+    """
+    def do_register(prop_cls):
+        if not (isinstance(prop_cls, type) and issubclass(prop_cls, CustomOpProp)):
+            raise MXNetError(f"register({reg_name!r}): expected a CustomOpProp subclass, got "
+                             f"{prop_cls!r}")
+        _custom.PROPS[reg_name] = prop_cls
+        _custom._PROP_CACHE.clear()
+        _custom._OP_CACHE.clear()
+        return prop_cls
+    return do_register
+
+
+def get_all_registered_operators():
+    """Names of every registered operator (with aliases), sorted."""
+    return sorted(all_ops())
+
+
+OperatorArguments = collections.namedtuple("OperatorArguments", ["narg", "names", "types"])
+
+
+def get_operator_arguments(op_name):
+    """The parameters of operator ``op_name``: OperatorArguments(narg, names, types)."""
+    from .ops.registry import get_op
+    fields = get_op(op_name).params.fields
+    return OperatorArguments(len(fields), list(fields), [f.kind for f in fields.values()])
+
+
+class PythonOp:
+    """MXNet's legacy Python operator interface (deprecated there in favour of CustomOp);
+    not supported here: raises NotImplementedError naming CustomOp."""
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(f"mx.operator.{type(self).__name__} (MXNet's deprecated "
+                                  "legacy interface) is not supported; write a CustomOp and "
+                                  "CustomOpProp and register it with mx.operator.register")
+
+
+class NumpyOp(PythonOp):
+    """MXNet's legacy NumPy operator interface: not supported (use CustomOp)."""
+
+
+class NDArrayOp(PythonOp):
+    """MXNet's legacy NDArray operator interface: not supported (use CustomOp)."""
