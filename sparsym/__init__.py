@@ -39,6 +39,7 @@ from . import module as mod  # noqa: F401
 from . import gluon  # noqa: F401
 from . import callback  # noqa: F401
 from . import operator  # noqa: F401
+from . import profiler  # noqa: F401
 from . import test_utils  # noqa: F401
 from . import model  # noqa: F401
 from . import monitor  # noqa: F401

@@ -5,6 +5,7 @@ import threading
 
 import numpy as np
 
+from .. import profiler
 from .. import storage as st
 from ..base import MXNetError, ShapeError, dtype_of
 from ..context import current_context, require_usable
@@ -405,6 +406,7 @@ class Executor:
     def _run(self, steps, is_train, release, offset):
         env = self._env
         monitor = self._monitor
+        prof = profiler.RUN.symbolic
         specs = self._out_specs()
         for j, s in enumerate(steps):
             ins = [env[i] for i in s.in_eids]
@@ -414,6 +416,8 @@ class Executor:
                 self._monitor_inputs(s, ins)
             attrs = s.train_attrs if is_train else s.attrs
             spec = specs[offset + j]
+            if prof:
+                t0 = profiler.now_us()
             try:
                 if spec is not None:
                     outs = s.kernel(attrs, ins, out=self._buffers(spec, ins))
@@ -427,6 +431,8 @@ class Executor:
                 raise
             if s.mode == "fallback":
                 outs = [st.cast_raw(v, t) for v, t in zip(outs, s.out_stypes)]
+            if prof:
+                self._profile_step(s, t0, outs if spec is None else ())
             for e, v in zip(s.out_eids, outs):
                 env[e] = v
             ins = outs = None
@@ -436,6 +442,13 @@ class Executor:
                     monitor(f"{node}_{name}", wrap(env[e], self._ctx))
             for e in release[j]:
                 env[e] = None
+
+    def _profile_step(self, s, t0, outs):
+        """Record one step for mx.profiler (called only while symbolic profiling runs);
+        ``outs``: its newly allocated outputs (pooled buffers are not new memory)."""
+        profiler.record_op(s.op_name, t0, profiler.now_us(), self._ctx.device_id)
+        if profiler.RUN.memory:
+            profiler.track_memory(outs, self._ctx.device_id)
 
     def _monitor_inputs(self, s, ins):
         node = self._plan.graph.nodes[s.index]

@@ -11,6 +11,7 @@ from ..base import MXNetError, ParamError
 from ..ops import rules
 from ..ops.registry import all_ops, get_op, report_fallback, resolve_dispatch
 from ..ops.signature import front_end_doc, front_end_signature
+from ..profiler import RUN as _PROF
 from .ndarray import NDArray, wrap
 from .tape import STATE, record
 
@@ -97,7 +98,10 @@ def invoke_op(op, attrs, inputs, out=None):
     if op.needs_is_train:  # training mode comes from autograd (record / train_mode)
         attrs = type(attrs)(attrs, __is_train__=STATE.training)
     try:
-        results = row.kernel(attrs, raws)
+        if _PROF.imperative:
+            results = _profiled(op, row, attrs, raws, ctx)
+        else:
+            results = row.kernel(attrs, raws)
     except rules.Conflict as c:
         rules.raise_conflict(c, op.name, op.name, op.input_names(attrs), op.out_names(attrs))
     results = tuple(results)
@@ -114,6 +118,18 @@ def invoke_op(op, attrs, inputs, out=None):
     if STATE.recording:
         record(op, node_attrs, inputs, results, res)
     return res
+
+
+def _profiled(op, row, attrs, raws, ctx):
+    """Run a kernel and record it for mx.profiler (only while imperative profiling runs)."""
+    from .. import profiler
+    t0 = profiler.now_us()
+    results = row.kernel(attrs, raws)
+    dev = ctx.device_id if ctx is not None else 0
+    profiler.record_op(op.name, t0, profiler.now_us(), dev)
+    if _PROF.memory:
+        profiler.track_memory(results, dev)
+    return results
 
 
 def _as_list(x):

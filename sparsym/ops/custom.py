@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 
+from .. import profiler
 from .. import storage as st
 from ..base import MXNetError, ParamError
 from . import rules
@@ -236,8 +237,9 @@ def _forward_kernel(attrs, xs):
     aux = [wrap(x) for x in xs[n_arg:]]
     outs = _new_outputs(prop, plain, args, _forward_stypes(plain, [st.stype_of(x) for x in xs]))
     op = operator_of(plain, [a.shape for a in args], [a.dtype for a in args])
-    op.forward(is_train=bool(attrs.get("__is_train__", False)), req=["write"] * len(outs),
-               in_data=args, out_data=outs, aux=aux)
+    with profiler.custom_op_scope(plain["op_type"]):
+        op.forward(is_train=bool(attrs.get("__is_train__", False)), req=["write"] * len(outs),
+                   in_data=args, out_data=outs, aux=aux)
     return tuple(o._raw for o in outs)
 
 
@@ -253,8 +255,9 @@ def _backward_kernel(attrs, xs):
     stypes = _backward_stypes(plain, [st.stype_of(x) for x in xs])
     igrad = [wrap(st.zeros_raw(s, a.shape, a.dtype)) for s, a in zip(stypes, ind)]
     op = operator_of(plain, [a.shape for a in ind], [a.dtype for a in ind])
-    op.backward(req=["write"] * n_arg, out_grad=ograd, in_data=ind, out_data=od,
-                in_grad=igrad, aux=aux)
+    with profiler.custom_op_scope("_backward_" + plain["op_type"]):
+        op.backward(req=["write"] * n_arg, out_grad=ograd, in_data=ind, out_data=od,
+                    in_grad=igrad, aux=aux)
     return tuple(g._raw for g in igrad)
 
 
