@@ -182,7 +182,9 @@ def _backward_stypes(attrs, in_stypes):
     ind = list(in_stypes[n_out:n_out + n_arg])
     od = list(in_stypes[n_out + n_arg:2 * n_out + n_arg])
     aux = list(in_stypes[2 * n_out + n_arg:])
-    got = prop.infer_storage_type_backward(og, ind, od, ["undefined"] * n_arg, aux)
+    # the gradients a graph asks for are dense unless a rule says otherwise (MXNet passes
+    # the stypes it knows, default for gradients nobody constrained)
+    got = prop.infer_storage_type_backward(og, ind, od, ["default"] * n_arg, aux)
     if len(got) != 5 or len(got[3]) != n_arg:
         raise MXNetError("infer_storage_type_backward must return 5 lists, the fourth (input "
                          f"gradients) with {n_arg} entries")
