@@ -208,7 +208,9 @@ def render_operators() -> str:
             parts += [render_docstring(op.doc), ""]
         inputs = op.inputs if not callable(op.inputs) else ("(variadic)",)
         parts.append(f"- inputs: {', '.join(f'`{x}`' for x in inputs) or 'none'}")
-        if op.aux:
+        if callable(op.aux):
+            parts.append("- auxiliary states: (defined by the operator's parameters)")
+        elif op.aux:
             parts.append(f"- auxiliary states: {', '.join(f'`{x}`' for x in op.aux)}")
         if op.params.fields:
             parts.append("- parameters:")
