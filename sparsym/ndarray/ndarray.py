@@ -409,7 +409,9 @@ class NDArray:
         return invoke("transpose", [self], {"axes": axes} if axes else {})[0]
 
     def broadcast_to(self, shape):
-        return wrap(np.ascontiguousarray(np.broadcast_to(self._raw, tuple(shape))), self._ctx)
+        # sparse arrays broadcast densely, as MXNet's storage fallback does
+        return wrap(np.ascontiguousarray(np.broadcast_to(st.todense(self._raw), tuple(shape))),
+                    self._ctx)
 
     def slice_axis(self, axis, begin, end):
         idx = [slice(None)] * self.ndim

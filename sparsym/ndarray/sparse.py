@@ -346,6 +346,13 @@ def _dtype(dtype, src):
     return np.dtype(np.float32)
 
 
+def _same_shape(arg1, shape):
+    """MXNet's check when both a shape tuple and ``shape`` are given."""
+    if shape is not None and tuple(int(v) for v in arg1) != tuple(int(v) for v in shape):
+        raise ShapeError("Shape mismatch detected. %s v.s. %s"
+                         % (tuple(int(v) for v in arg1), tuple(int(v) for v in shape)))
+
+
 def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
     """Create a CSRNDArray.
 
@@ -377,6 +384,7 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
     where = "csr_matrix"
     if isinstance(arg1, tuple) and len(arg1) == 2 and all(
             isinstance(v, (int, np.integer)) for v in arg1):
+        _same_shape(arg1, shape)
         return wrap(st.zeros_raw("csr", _shape(arg1), dtype_of(dtype or np.float32)), ctx)
     if isinstance(arg1, tuple) and len(arg1) == 3:
         data, indices, indptr = arg1
@@ -384,8 +392,10 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
         indices = _idx(indices, where, "indices")
         indptr = _idx(indptr, where, "indptr")
         if shape is None:
-            ncol = int(indices.max()) + 1 if len(indices) else 0
-            shape = (len(indptr) - 1, ncol)
+            if not len(indices):  # MXNet: the shape cannot be inferred (ValueError)
+                raise ShapeError(f"{where}: cannot infer the shape from empty indices; pass "
+                                 "shape=")
+            shape = (len(indptr) - 1, int(indices.max()) + 1)
         shape = _shape(shape)
         try:
             _check_csr_full(data, indices, indptr, shape, where)
@@ -483,6 +493,7 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
     ctx = _ctx_of(ctx)
     where = "row_sparse_array"
     if isinstance(arg1, tuple) and arg1 and all(isinstance(v, (int, np.integer)) for v in arg1):
+        _same_shape(arg1, shape)
         return wrap(st.zeros_raw("row_sparse", _shape(arg1), dtype_of(dtype or np.float32)), ctx)
     if isinstance(arg1, tuple) and len(arg1) == 2:
         data, indices = arg1
@@ -491,8 +502,10 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
         if shape is not None and data.ndim == len(shape) - 1 and len(indices) == 1:
             data = data.reshape((1,) + tuple(data.shape))
         if shape is None:
-            nrow = int(indices.max()) + 1 if len(indices) else 0
-            shape = (nrow,) + tuple(data.shape[1:])
+            if not len(indices):  # MXNet: the shape cannot be inferred (ValueError)
+                raise ShapeError(f"{where}: cannot infer the shape from empty indices; pass "
+                                 "shape=")
+            shape = (int(indices.max()) + 1,) + tuple(data.shape[1:])
         shape = _shape(shape)
         if data.ndim == 0 or data.shape[0] != len(indices):
             raise StorageError(f"{where}: data has {data.shape[0] if data.ndim else 0} rows but "

@@ -55,6 +55,12 @@ def _softmax_bwd(a, xs):
     if not a.preserve_shape and not a.multi_output and p.ndim != 2:
         p = rows2(p, shape[0])
     axis, lshape = _softmax_layout(a, p.shape)
+    if label.size == p.size and label.size != int(np.prod(lshape, dtype=np.int64)):
+        # a label with the data's shape holds target probabilities: grad = p - label
+        grad = (p - label.reshape(p.shape)) * a.grad_scale
+        if a.normalization == "batch":
+            grad /= shape[0]
+        return (grad.reshape(shape).astype(xs[0].dtype, copy=False),)
     label = label.reshape(lshape).astype(np.int64)
     k = p.shape[axis]
     grad = p.copy()

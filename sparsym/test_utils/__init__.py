@@ -40,6 +40,7 @@ import sparsym as mx  # noqa: F401
 from ..context import Context, current_context  # noqa: F401
 from ..ndarray import array  # noqa: F401
 from ..symbol import Symbol  # noqa: F401
+from ..runtime import Features  # noqa: F401
 from ..util import getenv, setenv, use_np  # noqa: F401
 from ._arrays import (create_2d_tensor, create_sparse_array, create_sparse_array_zd,  # noqa: F401
                       create_vector, default_context, default_dtype, get_identity_mat,

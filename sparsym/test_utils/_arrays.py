@@ -1,6 +1,8 @@
 """Random arrays, shapes and matrices of mx.test_utils (NumPy's global generator, as MXNet's)."""
 from __future__ import annotations
 
+import types
+
 import numpy as np
 import numpy.random as rnd
 
@@ -71,14 +73,24 @@ def rand_coord_2d(x_low, x_high, y_low, y_high):
 
 
 def shuffle_csr_column_indices(csr):
-    """Shuffle the column indices within each row of ``csr`` in place (values stay put:
-    this makes unordered, still valid, column indices, as MXNet's helper does)."""
-    indptr = np.asarray(csr.indptr.asnumpy() if hasattr(csr.indptr, "asnumpy") else csr.indptr)
-    indices = csr._raw.indices if hasattr(csr, "_raw") else csr.indices
+    """Shuffle the column indices within each row, leaving the values in place (MXNet's
+    helper: it moves values to other columns of their row).
+
+    ``csr`` is a scipy CSR matrix (shuffled in place, left unsorted) or a CSRNDArray,
+    which sparsym keeps canonical: it is re-sorted after the shuffle.
+    """
+    raw = getattr(csr, "_raw", csr)
+    indptr = np.asarray(raw.indptr)
     for i in range(len(indptr) - 1):
-        seg = np.array(indices[indptr[i]:indptr[i + 1]])
+        seg = np.array(raw.indices[indptr[i]:indptr[i + 1]])
         rnd.shuffle(seg)
-        indices[indptr[i]:indptr[i + 1]] = seg
+        raw.indices[indptr[i]:indptr[i + 1]] = seg
+    if raw is not csr:
+        for i in range(len(indptr) - 1):
+            a, b = int(indptr[i]), int(indptr[i + 1])
+            order = np.argsort(raw.indices[a:b], kind="stable")
+            raw.indices[a:b] = raw.indices[a:b][order]
+            raw.data[a:b] = raw.data[a:b][order]
 
 
 def _check_csr_request(num_rows, num_cols, density, distribution):
@@ -96,19 +108,20 @@ def _check_csr_request(num_rows, num_cols, density, distribution):
 def _uniform_csr(shape, density, dtype, data_init, shuffle_indices, ctx):
     """round(density * m * n) distinct positions, values uniform in [0, 1) (scipy.sparse.rand)."""
     import scipy.sparse as sp
+
+    from ..ndarray import sparse
     m, n = shape
     _check_csr_request(m, n, density, "uniform")
     mat = sp.random(m, n, density=density, format="csr", dtype=np.float64,
                     random_state=rnd.mtrand._rand)
-    mat.sort_indices()
     data = mat.data.astype(dtype)
     if data_init is not None:
         data.fill(data_init)
-    raw = st.CSR(data, mat.indices.astype(np.int64), mat.indptr.astype(np.int64), (m, n))
-    arr = wrap(raw, ctx)
-    if shuffle_indices:
-        shuffle_csr_column_indices(arr)
-    return arr
+    indices = mat.indices.astype(np.int64)
+    if shuffle_indices:  # on the parts, before the constructor makes them canonical
+        shuffle_csr_column_indices(types.SimpleNamespace(indptr=mat.indptr, indices=indices))
+    return sparse.csr_matrix((data, indices, mat.indptr.astype(np.int64)), shape=(m, n),
+                             dtype=dtype, ctx=ctx)
 
 
 def _powerlaw_csr(shape, density, dtype, ctx):

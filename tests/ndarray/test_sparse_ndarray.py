@@ -223,3 +223,41 @@ def test_repr_and_dense_reshape_errors():
     with pytest.raises(StorageError):
         a.reshape((7, 5))
     assert "<NDArray 2x2 @cpu(0)>" in repr(nd.ones((2, 2)))
+
+
+def test_constructor_shape_checks_as_mxnet():
+    # a shape tuple and a different shape= (MXNet: "Shape mismatch detected")
+    with pytest.raises(ValueError, match="Shape mismatch detected"):
+        nd.sparse.csr_matrix((2, 2), shape=(3, 2))
+    with pytest.raises(ValueError, match="Shape mismatch detected"):
+        nd.sparse.row_sparse_array((np.int64(2), np.int32(2)), shape=(3, 2))
+    with pytest.raises(ValueError):
+        nd.sparse.csr_matrix(nd.ones((2, 2)), shape=(3, 2))
+    # no stored entries: the shape cannot be inferred
+    empty_idx = np.zeros(0, np.int64)
+    with pytest.raises(ShapeError, match="cannot infer the shape"):
+        nd.sparse.csr_matrix((np.zeros(0), empty_idx, np.zeros(3, np.int64)))
+    with pytest.raises(ShapeError, match="cannot infer the shape"):
+        nd.sparse.row_sparse_array((np.zeros((0, 3)), empty_idx))
+    assert nd.sparse.row_sparse_array((np.ones((1, 3)), [4])).shape == (5, 3)
+
+
+def test_sparse_broadcast_to_is_dense():
+    x = np.array([[0.0, 1.5, 0.0, -2.0]])
+    for stype in ("csr", "row_sparse"):
+        out = nd.array(x).tostype(stype).broadcast_to((3, 4))
+        assert type(out) is nd.NDArray
+        np.testing.assert_array_equal(out.asnumpy(), np.broadcast_to(x, (3, 4)))
+
+
+def test_shuffled_csr_moves_values_within_rows():
+    np.random.seed(5)
+    a = rand_ndarray((6, 8), "csr", density=0.5)
+    np.random.seed(5)
+    b = rand_ndarray((6, 8), "csr", density=0.5, shuffle_csr_indices=True)
+    raw = b._raw
+    for i in range(6):   # kept canonical: sorted columns, same values per row
+        cols = raw.indices[raw.indptr[i]:raw.indptr[i + 1]]
+        assert (np.diff(cols) > 0).all()
+    np.testing.assert_allclose(np.sort(a.asnumpy(), 1), np.sort(b.asnumpy(), 1))
+    assert (a.asnumpy() != b.asnumpy()).any()

@@ -37,3 +37,24 @@ def test_softmax_output_label_shape_inference():
     assert s.infer_shape(data=(4, 5))[0][1] == (4,)
     m = mx.sym.SoftmaxOutput(mx.sym.var("data"), name="sm", multi_output=True)
     assert m.infer_shape(data=(2, 3, 4, 5))[0][1] == (2, 4, 5)
+
+
+def test_softmax_output_with_probability_labels():
+    # a label of the data's shape holds target probabilities: grad = softmax(x) - label
+    x = np.random.rand(3, 4).astype(np.float32)
+    label = np.random.rand(3, 4).astype(np.float32)
+    label /= label.sum(1, keepdims=True)
+    grad = mx.nd.zeros((3, 4))
+    s = mx.sym.SoftmaxOutput(mx.sym.var("x"), mx.sym.var("l"))
+    exe = s.bind(mx.cpu(), args={"x": mx.nd.array(x), "l": mx.nd.array(label)},
+                 args_grad={"x": grad})
+    p = exe.forward(is_train=True)[0].asnumpy()
+    exe.backward()
+    np.testing.assert_allclose(grad.asnumpy(), p - label, rtol=1e-5, atol=1e-6)
+
+
+def test_fully_connected_accepts_a_column_bias():
+    # MXNet's FullyConnectedShape accepts a (num_hidden, 1) bias too
+    x, w, b = np.random.rand(5, 10), np.random.rand(8, 10), np.random.rand(8, 1)
+    out = mx.nd.FullyConnected(mx.nd.array(x), mx.nd.array(w), mx.nd.array(b), num_hidden=8)
+    np.testing.assert_allclose(out.asnumpy(), x @ w.T + b.T, rtol=1e-5)

@@ -32,7 +32,8 @@ def _fc_inputs(a):
 def fc_shape(attrs, ins, outs):
     """MXNet's FullyConnectedShape: weight (num_hidden, in), bias (num_hidden,), batch from out."""
     data, nh = ins[0], attrs.num_hidden
-    if not attrs.no_bias:
+    if not attrs.no_bias and not (ins[2] is not None and tuple(ins[2]) == (nh, 1)):
+        # MXNet's FullyConnectedShape also accepts a (num_hidden, 1) bias
         rules.set_shape(ins, 2, (nh,))
     if data is None:
         if ins[1] is not None and outs[0] is not None and len(outs[0]) == 2 and attrs.flatten:
@@ -70,7 +71,7 @@ def _fc_fwd(a, xs):
     x, w = xs[0], xs[1]
     y = _flat(a, x) @ w.T
     if not a.no_bias:
-        y += st.todense(xs[2])
+        y += st.todense(xs[2]).reshape(-1)
     return (y.reshape(_out_shape(a, x)),)
 
 
@@ -82,7 +83,7 @@ def _fc_fwd_rsp(a, xs):
     if len(w.indices):
         y[:, w.indices] = x2 @ w.data.reshape(len(w.indices), -1).T
     if not a.no_bias:
-        y += st.todense(xs[2])
+        y += st.todense(xs[2]).reshape(-1)
     return (y.reshape(_out_shape(a, x)),)
 
 
