@@ -54,6 +54,7 @@ _LOCK = threading.Lock()
 _CONFIG = dict(_DEFAULTS)
 _STATE = {"running": False, "paused": False}
 _EVENTS: list = []          # Chrome trace events since the last finished dump
+_SERIAL: list = []          # JSON text of _EVENTS[:len(_SERIAL)] (each event encoded once)
 _STATS: dict = {}           # domain -> name -> [count, total, min, max] (ms)
 _MEMORY: dict = {}          # device -> [count, min, max, sum] of live bytes (kB)
 _LIVE = {}                  # device -> live bytes of arrays made while profiling memory
@@ -298,14 +299,18 @@ def _memory_change(device_id, delta):
 
 
 # ---------------------------------------------------------------------------- output
-def _trace():
+def _trace_text():
+    """The trace file's JSON; events already written by an earlier dump are not re-encoded
+    (continuous dumps of long runs stay linear)."""
     with _LOCK:
-        events = list(_EVENTS)
-    devices = sorted({e["pid"] for e in events if e.get("cat") in
-                      ("operator", "Device Storage", "Custom Operator")} | {0})
-    meta = [{"ph": "M", "args": {"name": f"cpu/{d}"}, "pid": d, "name": "process_name"}
-            for d in devices]
-    return {"traceEvents": meta + events, "displayTimeUnit": "ms"}
+        events = _EVENTS[len(_SERIAL):]
+        _SERIAL.extend(json.dumps(e) for e in events)
+        body = list(_SERIAL)
+        pids = {e["pid"] for e in _EVENTS if e.get("cat") in
+                ("operator", "Device Storage", "Custom Operator")}
+    meta = [json.dumps({"ph": "M", "args": {"name": f"cpu/{d}"}, "pid": d,
+                        "name": "process_name"}) for d in sorted(pids | {0})]
+    return '{"traceEvents": [\n' + ",\n".join(meta + body) + '\n], "displayTimeUnit": "ms"}\n'
 
 
 def dump(finished=True, profile_process="worker"):
@@ -315,11 +320,12 @@ def dump(finished=True, profile_process="worker"):
     path = _CONFIG["filename"]
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w") as f:
-        json.dump(_trace(), f)
+        f.write(_trace_text())
     os.replace(tmp, path)
     if finished:
         with _LOCK:
             _EVENTS.clear()
+            _SERIAL.clear()
 
 
 _SORT_KEY = {"total": 1, "avg": None, "min": 2, "max": 3, "count": 0}

@@ -446,9 +446,10 @@ class Executor:
     def _profile_step(self, s, t0, outs):
         """Record one step for mx.profiler (called only while symbolic profiling runs);
         ``outs``: its newly allocated outputs (pooled buffers are not new memory)."""
-        profiler.record_op(s.op_name, t0, profiler.now_us(), self._ctx.device_id)
+        dev = self._ctx.device_id if self._ctx is not None else 0
+        profiler.record_op(s.op_name, t0, profiler.now_us(), dev)
         if profiler.RUN.memory:
-            profiler.track_memory(outs, self._ctx.device_id)
+            profiler.track_memory(outs, dev)
 
     def _monitor_inputs(self, s, ins):
         node = self._plan.graph.nodes[s.index]

@@ -8,6 +8,7 @@ import numpy as np
 from .. import storage as st
 from ..base import MXNetError, ShapeError, StorageError, dtype_of
 from ..context import Context, current_context, require_usable
+from ..profiler import RUN as _PROF
 from .tape import STATE
 
 # MXNet's name for the builtin ``slice`` (its module shadows ``slice`` with the operator)
@@ -594,6 +595,12 @@ def _shape(shape):
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
     """All-zero array of storage type ``stype`` (default 'default')."""
     dtype = dtype_of(dtype or np.float32)
+    if _PROF.imperative:  # MXNet's profiler reports array creation as the _zeros operator
+        from .. import profiler
+        t0 = profiler.now_us()
+        out = wrap(st.zeros_raw(st.check_stype(stype), _shape(shape), dtype), _ctx(ctx))
+        profiler.record_op("_zeros", t0, profiler.now_us(), out._ctx.device_id)
+        return out
     return wrap(st.zeros_raw(st.check_stype(stype), _shape(shape), dtype), _ctx(ctx))
 
 

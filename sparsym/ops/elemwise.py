@@ -196,8 +196,14 @@ def _lgamma(x):
 
 
 def _digamma(x):
+    """psi(x) with MXNet's (cephes') value +inf at the poles 0, -1, -2, ... (scipy >= 1.1
+    gives -inf at 0 and nan below), so gamma's and gammaln's gradients there match MXNet."""
     from scipy.special import digamma
-    return digamma(x)
+    out = digamma(x)
+    pole = (x <= 0) & (x == np.floor(x))
+    if np.any(pole):
+        out = np.where(pole, np.inf, out).astype(out.dtype, copy=False)
+    return out
 
 
 

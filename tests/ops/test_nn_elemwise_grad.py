@@ -146,3 +146,15 @@ def test_mod_and_gamma_numeric_gradients(op):
     check_numeric_gradient(_mod_gamma_symbol(op, mx.sym.var("a"), mx.sym.var("b")),
                            {"a": a, "b": b} if op in ("_mod", "broadcast_mod") else {"a": a},
                            numeric_eps=1e-6, rtol=1e-4, atol=1e-6, dtype=np.float64)
+
+
+def test_gamma_gradients_at_the_poles_match_mxnet():
+    # MXNet's psi is +inf at 0, -1, -2, ... (cephes); scipy's is -inf at 0 and nan below
+    for fn, want in ((mx.nd.gamma, [np.inf, np.nan, np.nan, -3.480231]),
+                     (mx.nd.gammaln, [np.inf, np.inf, np.inf, -1.9635108])):
+        x = mx.nd.array([0.0, -1.0, -2.0, 0.5])
+        x.attach_grad()
+        with mx.autograd.record():
+            y = fn(x)
+        y.backward()
+        np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-5)
