@@ -32,7 +32,6 @@ EXCLUDED = {
             "symbol_doc")},
         "executor_manager": "MXNet's deprecated pre-Module executor manager (for FeedForward)",
         "error": TODO, "log": TODO, "registry": TODO,
-        "operator": PENDING, "profiler": PENDING,
     },
     "mxnet.base": {n: C_API for n in (
         "MXCallbackList", "c2pyerror", "c_array", "c_array_buf", "c_handle_array", "c_str",
@@ -47,8 +46,6 @@ EXCLUDED = {
     "mxnet.ndarray.contrib": {**{n: TODO for n in ("cond", "foreach", "while_loop")},
                               **{n: OPS for n in ("isfinite", "isinf", "isnan",
                                                   "rand_zipfian")}},
-    "mxnet.operator": {"*": PENDING},
-    "mxnet.profiler": {"*": PENDING},
     "mxnet.rnn": {n: TODO for n in (
         "BaseConvRNNCell", "ConvGRUCell", "ConvLSTMCell", "ConvRNNCell", "DataBatch",
         "DataDesc", "DataIter", "init", "load_checkpoint", "ndarray", "rnn_unroll",
