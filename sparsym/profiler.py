@@ -182,20 +182,21 @@ def set_kvstore_handle(handle):
 def profiler_set_config(mode="symbolic", filename="profile.json"):
     """Deprecated form of :func:`set_config` (``profile_<mode>=True``)."""
     warnings.warn("profiler.profiler_set_config() is deprecated. Please use "
-                  "profiler.set_config() instead")
+                  "profiler.set_config() instead", stacklevel=2)
     set_config(**{"profile_" + mode: True, "filename": filename})
 
 
 def profiler_set_state(state="stop"):
     """Deprecated form of :func:`set_state`."""
     warnings.warn("profiler.profiler_set_state() is deprecated. Please use "
-                  "profiler.set_state() instead")
+                  "profiler.set_state() instead", stacklevel=2)
     set_state(state)
 
 
 def dump_profile():
     """Deprecated form of :func:`dump`."""
-    warnings.warn("profiler.dump_profile() is deprecated. Please use profiler.dump() instead")
+    warnings.warn("profiler.dump_profile() is deprecated. Please use profiler.dump() instead",
+                  stacklevel=2)
     dump(True)
 
 
@@ -365,14 +366,14 @@ def dumps(reset=False, format="table", sort_by="total", ascending=False):
     ascending : bool
     """
     assert format in ("table", "json"), \
-        "Invalid value provided for format: {0}. Support: 'table', 'json'".format(format)
+        f"Invalid value provided for format: {format}. Support: 'table', 'json'"
     assert sort_by in _SORT_KEY, \
-        "Invalid value provided for sort_by: {0}. Support: 'total', 'avg', 'min', 'max', " \
-        "'count'".format(sort_by)
+        f"Invalid value provided for sort_by: {sort_by}. Support: 'total', 'avg', 'min', " \
+        "'max', 'count'"
     assert ascending in (False, True), \
-        "Invalid value provided for ascending: {0}. Support: False, True".format(ascending)
+        f"Invalid value provided for ascending: {ascending}. Support: False, True"
     assert reset in (False, True), \
-        "Invalid value provided for reset: {0}. Support: False, True".format(reset)
+        f"Invalid value provided for reset: {reset}. Support: False, True"
     with _LOCK:
         stats = {d: dict(v) for d, v in _STATS.items()}
         memory = dict(_MEMORY)

@@ -16,7 +16,7 @@ from .. import profiler
 from .. import storage as st
 from ..base import MXNetError, ParamError
 from . import rules
-from .elemwise import bw_node
+from .grad import bw_node
 from .params import Attrs, Field, Params
 from .registry import Dispatch, OpDef, register
 
