@@ -27,9 +27,16 @@ from __future__ import annotations
 
 import collections
 
+from . import profiler as _profiler
 from .base import MXNetError
+from .context import current_context as _current_context
+from .ndarray.ndarray import wrap as _wrap
 from .ops import custom as _custom
 from .ops.registry import all_ops
+
+_custom.HOOKS.wrap = _wrap
+_custom.HOOKS.current_context = _current_context
+_custom.HOOKS.scope = _profiler.custom_op_scope
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
            "get_operator_arguments", "OperatorArguments", "PythonOp", "NumpyOp", "NDArrayOp"]

@@ -12,7 +12,6 @@ import threading
 
 import numpy as np
 
-from .. import profiler
 from .. import storage as st
 from ..base import MXNetError, ParamError
 from . import rules
@@ -26,6 +25,19 @@ _LOCK = threading.Lock()
 _PROP_CACHE: dict = {}
 _OP_CACHE: dict = {}
 _CACHE_MAX = 1024
+
+
+class _Hooks:
+    """Services of upper layers that custom kernels need (NDArray wrapping, the current
+    context, profiler scopes), installed by sparsym.operator so that ops/ imports nothing
+    above it."""
+
+    wrap = None
+    current_context = None
+    scope = None
+
+
+HOOKS = _Hooks()
 
 
 class CustomParams(Params):
@@ -203,9 +215,8 @@ def operator_of(attrs, shapes, dtypes):
     key = (attrs, tuple(shapes), tuple(dtypes))
     hit = _OP_CACHE.get(key)
     if hit is None:
-        from ..context import current_context
         hit = _remember(_OP_CACHE, key, prop_of(attrs).create_operator(
-            current_context(), [list(s) for s in shapes], [np.dtype(t).type for t in dtypes]))
+            HOOKS.current_context(), [list(s) for s in shapes], [np.dtype(t).type for t in dtypes]))
     return hit
 
 
@@ -218,7 +229,7 @@ def _plain(attrs):
 
 def _new_outputs(prop, attrs, args, stypes):
     """Zero NDArrays for the forward outputs: the prop's shapes, dtypes and ``stypes``."""
-    from ..ndarray.ndarray import wrap
+    wrap = HOOKS.wrap
     n_aux = len(prop.list_auxiliary_states())
     n_out = len(prop.list_outputs())
     _, shapes, _ = _split(prop.infer_shape([list(a.shape) for a in args]), "InferShape",
@@ -231,7 +242,7 @@ def _new_outputs(prop, attrs, args, stypes):
 
 @_user_code
 def _forward_kernel(attrs, xs):
-    from ..ndarray.ndarray import wrap
+    wrap = HOOKS.wrap
     plain = _plain(attrs)
     prop = prop_of(plain)
     n_arg = len(prop.list_arguments())
@@ -239,7 +250,7 @@ def _forward_kernel(attrs, xs):
     aux = [wrap(x) for x in xs[n_arg:]]
     outs = _new_outputs(prop, plain, args, _forward_stypes(plain, [st.stype_of(x) for x in xs]))
     op = operator_of(plain, [a.shape for a in args], [a.dtype for a in args])
-    with profiler.custom_op_scope(plain["op_type"]):
+    with HOOKS.scope(plain["op_type"]):
         op.forward(is_train=bool(attrs.get("__is_train__", False)), req=["write"] * len(outs),
                    in_data=args, out_data=outs, aux=aux)
     return tuple(o._raw for o in outs)
@@ -247,7 +258,7 @@ def _forward_kernel(attrs, xs):
 
 @_user_code
 def _backward_kernel(attrs, xs):
-    from ..ndarray.ndarray import wrap
+    wrap = HOOKS.wrap
     plain = _plain(attrs)
     prop = prop_of(plain)
     n_out, n_arg, _ = _layout(prop, len(xs))
@@ -257,7 +268,7 @@ def _backward_kernel(attrs, xs):
     stypes = _backward_stypes(plain, [st.stype_of(x) for x in xs])
     igrad = [wrap(st.zeros_raw(s, a.shape, a.dtype)) for s, a in zip(stypes, ind)]
     op = operator_of(plain, [a.shape for a in ind], [a.dtype for a in ind])
-    with profiler.custom_op_scope("_backward_" + plain["op_type"]):
+    with HOOKS.scope("_backward_" + plain["op_type"]):
         op.backward(req=["write"] * n_arg, out_grad=ograd, in_data=ind, out_data=od,
                     in_grad=igrad, aux=aux)
     return tuple(g._raw for g in igrad)

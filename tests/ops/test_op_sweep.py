@@ -304,6 +304,7 @@ NO_MXNET_REFERENCE = {
     "IdentityAttachKLSparseReg": "identity forward; its KL-penalty gradient: "
                                  "tests/ops/test_nn_normalization.py",
     "_CustomFunction": "runs a user's autograd.Function: tests/autograd/test_autograd.py",
+    "Custom": "runs a user's CustomOp: tests/operator/test_custom_op.py",
     "_linalg_syevd": "eigenvectors are defined up to sign: tests/ops/test_linalg.py",
     "_linalg_trmm": "MXNet rejects the sweep's mixed-dtype case: tests/ops/test_linalg.py",
     "_linalg_trsm": "MXNet rejects the sweep's mixed-dtype case: tests/ops/test_linalg.py",
