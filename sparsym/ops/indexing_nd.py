@@ -89,7 +89,7 @@ register(OpDef(
     >>> import sparsym as mx
     >>> d = mx.nd.array([[0., 1.], [2., 3.]])
     >>> mx.nd.gather_nd(d, mx.nd.array([[1, 0], [0, -1]])).asnumpy().tolist()
-    [1.0, 2.0]
+    [2.0, 1.0]
     """))
 
 
