@@ -3,7 +3,7 @@ import itertools
 
 import numpy as np
 import pytest
-from sbnet_helpers import executor, oracle_gather, oracle_scatter
+from sbnet_helpers import executor, numeric_grads, oracle_gather, oracle_scatter
 
 import sparsym as mx
 from sparsym.base import DTypeError, ShapeError
@@ -251,6 +251,32 @@ def test_scatter_gradients(var, add, layout, transpose):
     want = dy if add else dy * (1 - covered)
     np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), want)
     assert exe.grad_dict.get("idx") is None
+
+
+@pytest.mark.parametrize("var", [False, True])
+@pytest.mark.parametrize("layout,transpose", [("NHWC", False), ("NHWC", True), ("NCHW", False)])
+def test_overlapping_write_scatter_gradient_matches_finite_differences(var, layout,
+                                                                        transpose):
+    """Overlapping add=False blocks (last in index order wins, padding rows, a duplicate
+    block): each pixel's gradient goes to the block the forward kept, none to base there."""
+    bsize, bstride, boffset = (4, 3), (2, 2), (-1, 0)
+    shape = (2, 6, 7, 2) if layout == "NHWC" else (2, 2, 6, 7)
+    idx = np.array([[0, 0, 0], [0, 1, 1], [-1, 0, 0], [1, 0, 1], [0, 0, 1], [0, 1, 1]],
+                   np.int32)
+    kw = dict(bsize=bsize, bstride=bstride, boffset=boffset, transpose=transpose, layout=layout)
+    arrays = {"x": RNG.standard_normal(shape), "idx": idx,
+              "b": RNG.standard_normal(oracle_gather(np.zeros(shape), np.maximum(idx, 0),
+                                                     bsize, bstride, boffset, transpose,
+                                                     layout).shape)}
+    g = _graph("scatter_var" if var else "scatter", kw, add=False)
+    head = RNG.standard_normal(shape)
+    exe = executor(g, arrays, {"x": "write", "idx": "null", "b": "write"})
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.array(head, dtype=np.float64))
+    want = numeric_grads(g, arrays, head, ["x", "b"])
+    np.testing.assert_allclose(exe.grad_dict["b"].asnumpy(), want["b"], atol=1e-8)
+    np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), want["x"], atol=1e-8)
+    assert not exe.grad_dict["b"].asnumpy()[2].any()  # the padding row
 
 
 def test_no_gradient_flows_to_indices_from_reduce_mask():

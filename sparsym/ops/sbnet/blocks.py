@@ -306,11 +306,13 @@ def _scatter_var_kernel(a, xs, out=None):
 
 def _scatter_grad(node, og):
     p = node.params
-    dblocks = bw("_contrib_sparse_gather", [og[0], node.inputs[1]], node, "data_grad",
-                 **_geom_kw(node))
     if p.add:
+        dblocks = bw("_contrib_sparse_gather", [og[0], node.inputs[1]], node, "data_grad",
+                     **_geom_kw(node))
         dbase = og[0]
     else:
+        dblocks = bw("_backward__contrib_sparse_scatter_data", [og[0], node.inputs[1]], node,
+                     "data_grad", **_geom_kw(node))
         dbase = bw("_backward__contrib_sparse_scatter_base", [og[0], node.inputs[1]], node,
                    "base_grad", **_geom_kw(node))
     return [dblocks, None, dbase]
@@ -323,6 +325,41 @@ def _scatter_base_kernel(a, xs):
         idx = idx[valid]
     return (kbs.scatter_backward(g, idx, a.bsize, a.bstride, a.boffset, False, a.transpose,
                                  a.layout)[1],)
+
+
+def _scatter_data_shape(a, ins, outs):
+    g, idx = ins
+    if g is not None and idx is not None and idx[0] is not None:
+        c = _channels(g, a.layout)
+        if c is not None:
+            rules.set_shape(outs, 0, _block_shape(a, idx[0], c), "output")
+    return ins, outs
+
+
+def _scatter_data_kernel(a, xs):
+    """Gradient of write-mode scatter w.r.t. the blocks: a pixel's gradient goes to the
+    block whose value the forward kept there (the last valid one in index order)."""
+    g = np.asarray(xs[0])
+    idx, valid = _indices(xs[1])
+    vidx = idx if valid is None else idx[valid]
+    geom = (a.bsize, a.bstride, a.boffset, a.transpose, a.layout)
+    out = np.zeros(_block_shape(a, idx.shape[0], _channels(g.shape, a.layout)), g.dtype)
+    if vidx.shape[0] == 0:
+        return (out,)
+    # owner map: scatter each block's number (1-based, exact in float64) with the forward's
+    # own write rule, read it back per block; a block owns the pixels that kept its number
+    n, h, w = (g.shape[0], g.shape[2], g.shape[3]) if a.layout == "NCHW" else g.shape[:3]
+    owner = np.zeros((n, 1, h, w) if a.layout == "NCHW" else (n, h, w, 1), np.float64)
+    ids = np.arange(1, vidx.shape[0] + 1, dtype=np.float64).reshape(-1, 1, 1, 1)
+    one = np.ascontiguousarray(np.broadcast_to(ids, _block_shape(a, vidx.shape[0], 1)))
+    kbs.sparse_scatter_inplace(one, vidx, owner, a.bsize, a.bstride, a.boffset, False,
+                               a.transpose, a.layout)
+    kept = kbs.sparse_gather(owner, vidx, *geom) == ids
+    d = kbs.sparse_gather(g, vidx, *geom) * kept
+    if valid is None:
+        return (d.astype(g.dtype, copy=False),)
+    out[valid] = d
+    return (out,)
 
 
 _SCATTER_DOC = """Write (``add=False``) or add (``add=True``) blocks into a copy of base
@@ -346,8 +383,10 @@ _SCATTER_DOC = """Write (``add=False``) or add (``add=True``) blocks into a copy
     Gradients: blocks get ``sparse_gather`` of the output gradient in the same block
     layout (``transpose`` respected, unlike SBNet); base gets the output gradient
     (``add=True``) or the output gradient with every covered pixel zeroed (``add=False``).
-    Indices get none.  With overlapping ``add=False`` blocks the gradient treats every
-    block as written (SBNet leaves this case undefined).
+    Indices get none.  With overlapping ``add=False`` blocks the gradient follows the
+    forward: a pixel's gradient goes only to the block whose value was kept there (the
+    last in index order), and base gets none where any block wrote (SBNet leaves this
+    case undefined).
     """
 register(OpDef(
     "_contrib_sparse_scatter", inputs=("data", "indices", "base"), params=_SCATTER,
@@ -371,6 +410,13 @@ register(OpDef(
     usual ``y = sparse_scatter_var(f(sparse_gather(h)), base=h)`` pattern stays in place
     in training too.  Unlike SBNet the op has a gradient (``sparse_scatter``'s).
     """))
+register(OpDef(
+    "_backward__contrib_sparse_scatter_data", inputs=("ograd", "indices"),
+    params=Params(**_geom_fields()),
+    dispatch=(Dispatch((D, D), (D,), _scatter_data_kernel),),
+    infer_shape=_scatter_data_shape, infer_type=_type_like_input(0),
+    doc="Gradient of sparse_scatter(add=False) w.r.t. the blocks: each pixel's gradient "
+        "to the block the forward kept there."))
 register(OpDef(
     "_backward__contrib_sparse_scatter_base", inputs=("ograd", "indices"),
     params=Params(**_geom_fields()),
