@@ -67,6 +67,28 @@ def _stop(p, wait=3.0):
         p.wait()
 
 
+class _SchedulerWatch:
+    """Pings the job's scheduler about once a second without blocking the launcher."""
+
+    def __init__(self, ray, scheduler):
+        self._ray, self._sched = ray, scheduler
+        self._ref, self._next = None, 0.0
+
+    def lost(self):
+        """None while the scheduler answers; the reason once it is dead."""
+        from ray.exceptions import RayActorError
+        now = time.monotonic()
+        if self._ref is not None and self._ray.wait([self._ref], timeout=0)[0]:
+            try:
+                self._ray.get(self._ref)
+            except RayActorError as err:
+                return type(err).__name__
+            self._ref = None
+        if self._ref is None and now >= self._next:
+            self._ref, self._next = self._sched.get_config.remote(), now + 1.0
+        return None
+
+
 def launch(command, num_workers, num_servers=None, address=None, env=None,
            snapshot_interval=None, max_restarts=None, worker_timeout=None, sync_timeout=None,
            out=None):
@@ -110,18 +132,31 @@ def launch(command, num_workers, num_servers=None, address=None, env=None,
                 p.kill()
             raise
         codes = [None] * num_workers
-        first_bad = None
+        first_bad, sched_lost = None, None
         deadline, grace = None, 0.0
+        watch = _SchedulerWatch(ray, group.scheduler)
         while any(c is None for c in codes):
             if deadline is not None and time.monotonic() > deadline:
                 left = [r for r, c in enumerate(codes) if c is None]
+                cause = (f"worker {first_bad} failed" if first_bad is not None
+                         else "the kvstore scheduler died")
                 with lock:
-                    out.write(f"sparsym-launch: worker {first_bad} failed; stopping workers "
+                    out.write(f"sparsym-launch: {cause}; stopping workers "
                               f"{left}, still running {grace:g}s later\n")
                     out.flush()
                 for r in left:
                     _stop(procs[r])
                 deadline = None
+            if sched_lost is None and first_bad is None:
+                sched_lost = watch.lost()
+                if sched_lost is not None:
+                    # workers hear of it from their next heartbeat; give them time to say so
+                    grace = _GRACE_EXTRA + 2 * cfg.heartbeat_interval
+                    deadline = time.monotonic() + grace
+                    with lock:
+                        out.write(f"sparsym-launch: the kvstore scheduler died ({sched_lost}); "
+                                  "ending the job\n")
+                        out.flush()
             for rank, p in enumerate(procs):
                 if codes[rank] is None and p.poll() is not None:
                     codes[rank] = p.returncode
@@ -142,7 +177,7 @@ def launch(command, num_workers, num_servers=None, address=None, env=None,
         for t in pumps:
             t.join(timeout=5)
         if first_bad is None:
-            return 0
+            return 0 if sched_lost is None else 1
         code = codes[first_bad]
         with lock:
             out.write(f"sparsym-launch: worker {first_bad} failed "

@@ -298,7 +298,14 @@ class ServerImpl:
         states = b""
         if self.updater is not None:
             states = self.updater.get_states(dump_optimizer=True)
-        await self._sched.put_snapshot.remote(self.sid, encode_snapshot(header, arrays, states))
+        from ray.exceptions import RayActorError
+        try:
+            await self._sched.put_snapshot.remote(self.sid,
+                                                  encode_snapshot(header, arrays, states))
+        except RayActorError:
+            raise MXNetError(f"kvstore server {self.sid}: the job's scheduler died, so no "
+                             "snapshot can be kept (fault tolerance is gone); the job cannot "
+                             "continue") from None
 
     def _notify(self):
         self._changed.set()

@@ -110,6 +110,40 @@ def test_launch_hung_worker_ends_the_job_in_bounded_time(ray_address, tmp_path):
     assert took < 90, took
 
 
+SCHED_KILLED = textwrap.dedent("""
+    import os, time
+    import ray
+    import sparsym as mx
+    kv = mx.kv.create("dist_sync")
+    kv.init(0, mx.nd.zeros((3,)))
+    out = mx.nd.zeros((3,))
+    for step in range(600):
+        if kv.rank == 0 and step == 2:
+            ray.kill(ray.get_actor("scheduler",
+                                   namespace=os.environ["SPARSYM_KVSTORE_NAMESPACE"]))
+        kv.push(0, mx.nd.ones((3,)))
+        kv.pull(0, out=out)
+        time.sleep(0.1)
+""")
+
+
+def test_launch_killed_scheduler_ends_the_job_at_once(ray_address, tmp_path):
+    """The scheduler (barriers, liveness, snapshots) is killed: the workers' next kvstore call
+    raises naming it, and the launcher ends the job; never silent training without fault
+    tolerance."""
+    import time
+    script = tmp_path / "worker.py"
+    script.write_text(SCHED_KILLED)
+    t0 = time.monotonic()
+    proc = _launch(["-n", "2", "-s", "1", "--address", ray_address, "--worker-timeout", "30",
+                    "--snapshot-interval", "1", sys.executable, str(script)], timeout=120)
+    took = time.monotonic() - t0
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "scheduler of job" in out or "the job's scheduler died" in out, out
+    assert took < 50, took   # not 60 s of steps, not worker_timeout
+
+
 def test_launch_unreachable_address_is_a_clear_error():
     import socket
     with socket.socket() as s:
