@@ -5,7 +5,9 @@ actors; workers find them by name in the job's namespace.
 
 - The **scheduler** holds the job's configuration, the workers' registrations and
   heartbeats, barriers, the optimizer sent by ``set_optimizer`` and each server's latest
-  **snapshot**. It is not restarted (it is small and does no numerical work).
+  **snapshot**. It is not restarted (its snapshots die with it): when it is gone, the servers
+  and the workers' heartbeats notice, every worker's next kvstore call raises, and the
+  launcher ends the job.
 - A **server** holds row ranges of some keys (its *shard*) and the updater's states for
   them. Sync mode: pushes of round ``r`` are accumulated until every worker pushed round
   ``r``, then the updater runs once. Async mode: every push is applied on arrival.
@@ -241,6 +243,7 @@ class ServerImpl:
         self.n_updates = 0
         self.lost = 0
         self.restored = False
+        self.lost_scheduler = None   # why the job cannot go on, once the scheduler is gone
         self._ready = False
         self._sched = None
         self._lock = asyncio.Lock()
@@ -298,14 +301,25 @@ class ServerImpl:
         states = b""
         if self.updater is not None:
             states = self.updater.get_states(dump_optimizer=True)
-        from ray.exceptions import RayActorError
         try:
-            await self._sched.put_snapshot.remote(self.sid,
-                                                  encode_snapshot(header, arrays, states))
-        except RayActorError:
-            raise MXNetError(f"kvstore server {self.sid}: the job's scheduler died, so no "
-                             "snapshot can be kept (fault tolerance is gone); the job cannot "
-                             "continue") from None
+            await self._ask(self._sched.put_snapshot.remote(
+                self.sid, encode_snapshot(header, arrays, states)))
+        except MXNetError:
+            pass   # said once by _ask; the workers' next pull raises it
+
+    async def _ask(self, ref):
+        """Await a scheduler call; the scheduler's death becomes one clear error, logged once
+        and raised by this call and every later pull."""
+        from ray.exceptions import RayActorError
+        if self.lost_scheduler is None:
+            try:
+                return await ref
+            except RayActorError:
+                self.lost_scheduler = (
+                    f"kvstore server {self.sid}: the job's scheduler died, so snapshots (fault "
+                    "tolerance) and worker liveness are gone; the job cannot continue")
+                logger.error("%s", self.lost_scheduler)
+        raise MXNetError(self.lost_scheduler)
 
     def _notify(self):
         self._changed.set()
@@ -441,6 +455,8 @@ class ServerImpl:
     async def _wait(self, k, e, rank, need, deps):
         """Wait until this worker's pushes ``deps`` count: sync mode, until round ``need`` of
         key ``k`` is applied; async mode, until they are applied (read your own writes)."""
+        if self.lost_scheduler is not None:
+            raise MXNetError(self.lost_scheduler)
         if self.mode != "sync":
             await _settle(deps)
             return
@@ -474,7 +490,7 @@ class ServerImpl:
             elif settle.done() and settle.exception() is not None:
                 raise settle.exception()     # this worker's own push failed
             missing = set(range(self.nw)) - set(e.rounds.get(e.applied + 1, ()))
-            dead = await self._sched.dead_workers.remote()
+            dead = await self._ask(self._sched.dead_workers.remote())
             culprits = {r: dead[r] for r in missing if r in dead}
             if culprits:
                 raise MXNetError(_dead_message(f"dist_sync pull of key {k} (round "

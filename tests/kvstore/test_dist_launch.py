@@ -119,6 +119,7 @@ SCHED_KILLED = textwrap.dedent("""
     out = mx.nd.zeros((3,))
     for step in range(600):
         if kv.rank == 0 and step == 2:
+            print("killed at", time.time(), flush=True)
             ray.kill(ray.get_actor("scheduler",
                                    namespace=os.environ["SPARSYM_KVSTORE_NAMESPACE"]))
         kv.push(0, mx.nd.ones((3,)))
@@ -131,17 +132,19 @@ def test_launch_killed_scheduler_ends_the_job_at_once(ray_address, tmp_path):
     """The scheduler (barriers, liveness, snapshots) is killed: the workers' next kvstore call
     raises naming it, and the launcher ends the job; never silent training without fault
     tolerance."""
+    import re
     import time
     script = tmp_path / "worker.py"
     script.write_text(SCHED_KILLED)
-    t0 = time.monotonic()
     proc = _launch(["-n", "2", "-s", "1", "--address", ray_address, "--worker-timeout", "30",
-                    "--snapshot-interval", "1", sys.executable, str(script)], timeout=120)
-    took = time.monotonic() - t0
+                    "--snapshot-interval", "1", sys.executable, str(script)], timeout=240)
+    ended = time.time()
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert "scheduler of job" in out or "the job's scheduler died" in out, out
-    assert took < 50, took   # not 60 s of steps, not worker_timeout
+    killed = float(re.search(r"killed at ([0-9.]+)", out).group(1))
+    # the workers' steps would go on for 60 s, and worker_timeout is 30 s
+    assert ended - killed < 25, (ended - killed, out)
 
 
 def test_launch_unreachable_address_is_a_clear_error():
