@@ -82,6 +82,18 @@ def single_blas():
                 _api[1](_saved)
 
 
+# Below this many multiply-adds a lone GEMM (FullyConnected's) runs on one BLAS thread. Such
+# GEMMs take a few ms on one core; a graph alternates them with elementwise ops, between
+# which OpenBLAS's second thread spins: on a loaded 2-core machine that made an unrolled
+# LSTM 4-6x slower than with one thread (docs/benchmarks.md, "Threading layers").
+SMALL_GEMM = 1 << 26
+
+
+def gemm_threads(macs):
+    """single_blas() for a GEMM of ``macs`` multiply-adds below SMALL_GEMM, else a no-op."""
+    return single_blas() if macs < SMALL_GEMM else contextlib.nullcontext()
+
+
 def workers() -> int:
     """Worker threads used for chunks: numba's thread count (SPARSYM_SBNET_THREADS caps it)."""
     n = numba.get_num_threads()

@@ -1,5 +1,4 @@
 """``mx.rnn``: symbolic RNN cells, bucketing sentence iterator and RNN checkpoints."""
-from . import fused_op  # noqa: F401  (installs the fused RNN operator's runner)
 from .io import BucketSentenceIter, encode_sentences  # noqa: F401
 from .modifier import ModifierCell, ResidualCell, ZoneoutCell  # noqa: F401
 from .rnn import do_rnn_checkpoint, load_rnn_checkpoint, save_rnn_checkpoint  # noqa: F401

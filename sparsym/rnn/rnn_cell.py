@@ -392,7 +392,7 @@ class FusedRNNCell(BaseRNNCell):
 
     def _slice_weights(self, arr, li, lh):
         """Per-gate views of the fused vector ``arr`` (NDArray) keyed by unfused names."""
-        from ..ops.nn.rnn_param import layout
+        from ..kernels.rnn import layout
         table, total = layout(self._mode, lh, self._num_layers, self._bidirectional, li)
         if arr.size != total:
             raise MXNetError(f"FusedRNNCell: parameter vector has {arr.size} entries, "
@@ -457,16 +457,6 @@ class FusedRNNCell(BaseRNNCell):
                 stack.add(DropoutCell(self._dropout, prefix=f"{self._prefix}_dropout{i}_"))
         return stack
 
-    def _view_params(self, prefix, layer, d, data):
-        """RNNParams whose weights are blocks of the fused vector."""
-        p = RNNParams(prefix)
-        for part in ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"):
-            p._params[prefix + part] = symbol._rnn_param_view(
-                self._parameter, data, mode=self._mode, state_size=self._num_hidden,
-                num_layers=self._num_layers, bidirectional=self._bidirectional, layer=layer,
-                direction=d, part=part, name=f"{prefix}{part}_view")
-        return p
-
     def unroll(self, length, inputs, begin_state=None, layout="NTC", merge_outputs=None):
         self.reset()
         inputs, axis = _normalize_sequence(length, inputs, layout, True)
@@ -476,33 +466,22 @@ class FusedRNNCell(BaseRNNCell):
             inputs = symbol.swapaxes(inputs, dim1=0, dim2=1)
         if begin_state is None:
             begin_state = self.begin_state()
-        b, n_layers = len(self._directions), self._num_layers
-        per_state = [list(symbol.SliceChannel(s, num_outputs=b * n_layers, axis=0,
-                                              squeeze_axis=True))
-                     for s in begin_state]
-        stack = SequentialRNNCell()
-        flat_states = []
-        for li in range(n_layers):
-            cells = []
-            for d, tag in enumerate(self._directions):
-                pre = f"{self._prefix}{tag}{li}_"
-                cells.append(self._cell(pre, self._view_params(pre, li, d, inputs)))
-                flat_states += [ps[li * b + d] for ps in per_state]
-            if self._bidirectional:
-                stack.add(BidirectionalCell(cells[0], cells[1],
-                                            output_prefix=f"{self._prefix}bi_l{li}_"))
-            else:
-                stack.add(cells[0])
-            if self._dropout > 0 and li != n_layers - 1:
-                stack.add(DropoutCell(self._dropout, prefix=f"{self._prefix}_dropout{li}_"))
-        outputs, states = stack.unroll(length, inputs, begin_state=flat_states, layout="TNC",
-                                       merge_outputs=True)
+        states = {"state": begin_state[0]}
+        if self._mode == "lstm":
+            states["state_cell"] = begin_state[1]
+        # one fused RNN node, as MXNet's FusedRNNCell (named <prefix>rnn)
+        rnn = symbol.RNN(data=inputs, parameters=self._parameter,
+                         state_size=self._num_hidden, num_layers=self._num_layers,
+                         bidirectional=self._bidirectional, p=self._dropout,
+                         state_outputs=self._get_next_state, mode=self._mode,
+                         name=self._prefix + "rnn", **states)
         if self._get_next_state:
-            k = len(begin_state)
-            states = [symbol.stack(*[states[j * k + i] for j in range(b * n_layers)], axis=0)
-                      for i in range(k)]
+            outputs = rnn[0]
+            states = [rnn[i] for i in range(1, len(begin_state) + 1)]
+            for s in states:
+                s._set_attr(__layout__="LNC")
         else:
-            states = []
+            outputs, states = rnn, []
         if axis == 1:
             outputs = symbol.swapaxes(outputs, dim1=0, dim2=1)
         outputs, _ = _normalize_sequence(length, outputs, layout, merge_outputs)

@@ -314,7 +314,6 @@ NO_MXNET_REFERENCE = {
     "_contrib_sparse_gather": "sparsym's SBNet op: tests/contrib/test_sbnet_ops.py",
     "_contrib_sparse_scatter": "sparsym's SBNet op: tests/contrib/test_sbnet_ops.py",
     "_contrib_sparse_scatter_var": "sparsym's SBNet op: tests/contrib/test_sbnet_ops.py",
-    "_rnn_param_view": "internal view of FusedRNNCell's weights: tests/rnn",
     "Dropout": "random masks in training; the identity at inference (tests/ops/test_nn_*)",
     # landed without sweep cases yet (their own tests check values against NumPy): give
     # them cases in sweep_cases.py, rerun make_mxnet_sweep_fixtures.py, drop them here

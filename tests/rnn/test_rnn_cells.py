@@ -213,7 +213,7 @@ def test_rnn_operator_numeric_gradient_and_dropout():
 
 
 def test_rnn_operator_from_several_threads():
-    """The fused op's cached inner executor is shared: concurrent calls must not mix."""
+    """Concurrent calls of the fused op must not mix their values."""
     from concurrent.futures import ThreadPoolExecutor
     rng = np.random.default_rng(3)
     n_par = 4 * (3 * 5 + 5 * 5 + 5 + 5)  # lstm: 4 gates x (W_x, W_h, b_x, b_h)

@@ -5,6 +5,7 @@ import numpy as np
 
 from ... import storage as st
 from ...base import dtype_of
+from ...kernels import _parallel
 from ...kernels import rsp as krsp
 from .. import rules
 from ..grad import bw, kept, multi_bw
@@ -69,7 +70,8 @@ def _out_shape(a, x):
 
 def _fc_fwd(a, xs):
     x, w = xs[0], xs[1]
-    y = _flat(a, x) @ w.T
+    with _parallel.gemm_threads(x.size * a.num_hidden):
+        y = _flat(a, x) @ w.T
     if not a.no_bias:
         y += st.todense(xs[2]).reshape(-1)
     return (y.reshape(_out_shape(a, x)),)
@@ -91,8 +93,9 @@ def _fc_bwd(a, xs):
     g, x, w = xs[0], xs[1], st.todense(xs[2])
     x2 = _flat(a, x)
     g2 = g.reshape(x2.shape[0], a.num_hidden)
-    dx = (g2 @ w).reshape(x.shape)
-    dw = g2.T @ x2
+    with _parallel.gemm_threads(x.size * a.num_hidden):
+        dx = (g2 @ w).reshape(x.shape)
+        dw = g2.T @ x2
     out = (dx, dw.astype(w.dtype, copy=False))
     if not a.no_bias:
         out += (g2.sum(axis=0),)

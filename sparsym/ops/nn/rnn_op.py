@@ -1,25 +1,20 @@
 """MXNet's fused ``RNN`` operator (rnn_relu, rnn_tanh, lstm, gru; layers; bidirectional).
 
-The kernel runs the equivalent unrolled graph (FusedRNNCell's cells, whose weights are views
-of the cuDNN-layout parameter vector) through an inner executor cached per shape; the
-backward op recomputes the forward in that executor and back-propagates. Dropout between
-layers draws its masks from a per-call seed kept in a hidden output, so the recomputation
-sees the same masks.
-
-Graphs and executors live above ops: the runner (sparsym/rnn/fused_op.py) installs itself
-through :func:`set_runner` when ``sparsym.rnn`` is imported (``import sparsym`` does)."""
+The kernels (sparsym/kernels/rnn.py) run the recurrence directly on the flat cuDNN-layout
+parameter vector. The backward op reruns the forward keeping every step's gate activations
+and then back-propagates through time. Dropout between layers draws its masks from a
+per-call seed kept in a hidden output, so the rerun sees the same masks."""
 from __future__ import annotations
 
 import numpy as np
 
 from ... import random as _random
-from ...base import MXNetError
+from ...kernels.rnn import GATES, layout, rnn_backward, rnn_forward
 from .. import rules
 from ..grad import kept, multi_bw
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
 from ._common import Checked, D, require
-from .rnn_param import GATES, layout
 
 
 def _check(op, a):
@@ -96,43 +91,28 @@ def rnn_type(attrs, ins, outs):
     return ins, outs
 
 
-_RUNNER: dict = {}
-
-
-def set_runner(forward, backward):
-    """Install the unrolled-cells runner: ``forward(attrs, xs, train, with_seed)`` and
-    ``backward(attrs, ograds, fwd_ins, with_seed)`` on raw arrays."""
-    _RUNNER["forward"], _RUNNER["backward"] = forward, backward
-
-
-def _runner(kind):
-    try:
-        return _RUNNER[kind]
-    except KeyError:
-        raise MXNetError("the RNN operator needs sparsym.rnn (import sparsym) to run") from None
-
-
-def _with_seed(seed, fn):
-    old = _random._state["rng"]
-    _random._state["rng"] = np.random.default_rng(int(seed))
-    try:
-        return fn()
-    finally:
-        _random._state["rng"] = old
+def _masks(a, seed):
+    """The dropout masks' generator of one call; seed -1 means no dropout (inference)."""
+    return np.random.default_rng(seed) if seed >= 0 and a.p > 0 and a.num_layers > 1 else None
 
 
 def _rnn_fwd(a, xs):
     train = bool(a.get("__is_train__", False))
-    seed = int(_random.rng().integers(0, 2 ** 31 - 1)) if train and a.p > 0 else 0
-    outs = _runner("forward")(a, xs, train, lambda fn: _with_seed(seed, fn))
-    return outs + (np.array([seed], np.float64),)
+    seed = int(_random.rng().integers(0, 2 ** 31 - 1)) if train and a.p > 0 else -1
+    out, finals, _ = rnn_forward(a.mode, xs[0], xs[1], list(xs[2:]), a.num_layers,
+                                 a.bidirectional, a.p, _masks(a, seed))
+    return (out, *finals, np.array([seed], np.float64))
 
 
 def _rnn_bwd(a, xs):
     ns = _n_states(a)
     ograds, fwd_ins, seed = xs[:1 + ns], xs[1 + ns:-1], xs[-1]
     seed = int(np.asarray(seed).reshape(-1)[0])
-    return _runner("backward")(a, ograds, fwd_ins, lambda fn: _with_seed(seed, fn))
+    _, _, cache = rnn_forward(a.mode, fwd_ins[0], fwd_ins[1], list(fwd_ins[2:]),
+                              a.num_layers, a.bidirectional, a.p, _masks(a, seed), keep=True)
+    dx, dparams, dstates = rnn_backward(a.mode, cache, ograds[0], list(ograds[1:]),
+                                        a.num_layers, a.bidirectional)
+    return (dx, dparams, *dstates)
 
 
 def _rnn_grad(node, og):

@@ -1,0 +1,268 @@
+"""Fused multi-layer RNN kernels (rnn_relu, rnn_tanh, lstm, gru; bidirectional; dropout
+between layers) on raw arrays, in MXNet's cuDNN parameter layout.
+
+Each layer projects its whole input sequence with one GEMM (T*N rows), then steps the
+recurrence with one (N, H) x (H, G*H) GEMM per time step. The backward pass keeps every
+step's gate activations (the forward with ``keep=True``), walks the steps in reverse and
+forms the weight gradients with one GEMM per weight over all steps.
+
+Gate order is MXNet's: lstm (i, f, g, o) with ``c' = f*c + i*g``, ``h' = o*tanh(c')``; gru
+(r, z, n) with ``n = tanh(x_n + r*(W_hn h + b_hn))``, ``h' = (1-z)*n + z*h``.
+Storage contract: dense C-ordered inputs, never written; outputs are new arrays.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from . import _parallel
+
+GATES = {"lstm": 4, "gru": 3, "rnn_relu": 1, "rnn_tanh": 1}
+
+
+def layout(mode, h, num_layers, bidirectional, num_input):
+    """{(layer, direction, part): (offset, shape)} and the total size of the vector.
+
+    All weights first (per layer, per direction: i2h then h2h), then all biases in the same
+    order: MXNet's (cuDNN's) packing of the ``parameters`` input."""
+    g, b = GATES[mode], 2 if bidirectional else 1
+    out, p = {}, 0
+    for li in range(num_layers):
+        n_in = num_input if li == 0 else b * h
+        for d in range(b):
+            out[(li, d, "i2h_weight")] = (p, (g * h, n_in))
+            p += g * h * n_in
+            out[(li, d, "h2h_weight")] = (p, (g * h, h))
+            p += g * h * h
+    for li in range(num_layers):
+        for d in range(b):
+            for part in ("i2h_bias", "h2h_bias"):
+                out[(li, d, part)] = (p, (g * h,))
+                p += g * h
+    return out, p
+
+
+def _views(vec, table, li, d):
+    """(Wi, Wh, bi, bh) views of one layer and direction in the flat vector."""
+    out = []
+    for part in ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"):
+        off, shape = table[(li, d, part)]
+        out.append(vec[off:off + int(np.prod(shape))].reshape(shape))
+    return out
+
+
+def _step_times(T, d):
+    return range(T) if d == 0 else range(T - 1, -1, -1)
+
+
+def _run_direction(mode, xi, Wh, bh, h0, c0, keep):
+    """Step one direction over the projected input xi (T, N, G*H) (step order = time order
+    for d=0; the caller passes reversed times for d=1). Returns the outputs (T, N, H) in step
+    order, the final h (and c), and the cache for backward."""
+    T, N = xi.shape[:2]
+    H = h0.shape[-1]
+    dt = xi.dtype
+    hs = np.empty((T + 1, N, H), dt)
+    hs[0] = h0
+    cache = {"hs": hs}
+    if mode == "lstm":
+        cs = np.empty((T + 1, N, H), dt)
+        cs[0] = c0
+        acts = np.empty((T, N, 4 * H), dt) if keep else None
+        for s in range(T):
+            gates = xi[s] + hs[s] @ Wh.T
+            gates += bh
+            i = expit(gates[:, :H])
+            f = expit(gates[:, H:2 * H])
+            g = np.tanh(gates[:, 2 * H:3 * H])
+            o = expit(gates[:, 3 * H:])
+            c = f * cs[s]
+            c += i * g
+            cs[s + 1] = c
+            hs[s + 1] = o * np.tanh(c)
+            if keep:
+                acts[s, :, :H], acts[s, :, H:2 * H] = i, f
+                acts[s, :, 2 * H:3 * H], acts[s, :, 3 * H:] = g, o
+        cache.update(cs=cs, acts=acts)
+        return hs[1:], (hs[T], cs[T]), cache
+    if mode == "gru":
+        acts = np.empty((T, N, 3 * H), dt) if keep else None
+        hn = np.empty((T, N, H), dt) if keep else None
+        for s in range(T):
+            hh = hs[s] @ Wh.T
+            hh += bh
+            r = expit(xi[s, :, :H] + hh[:, :H])
+            z = expit(xi[s, :, H:2 * H] + hh[:, H:2 * H])
+            n = np.tanh(xi[s, :, 2 * H:] + r * hh[:, 2 * H:])
+            hs[s + 1] = n + z * (hs[s] - n)
+            if keep:
+                acts[s, :, :H], acts[s, :, H:2 * H], acts[s, :, 2 * H:] = r, z, n
+                hn[s] = hh[:, 2 * H:]
+        cache.update(acts=acts, hn=hn)
+        return hs[1:], (hs[T],), cache
+    relu = mode == "rnn_relu"
+    for s in range(T):
+        pre = xi[s] + hs[s] @ Wh.T
+        pre += bh
+        hs[s + 1] = np.maximum(pre, 0) if relu else np.tanh(pre)
+    return hs[1:], (hs[T],), cache
+
+
+def _back_direction(mode, cache, dys, dhT, dcT, Wh):
+    """BPTT of one direction. dys (T, N, H): output gradients in step order. Returns the
+    gradients of the projected input (T, N, G*H), of the h2h pre-activations (T, N, G*H) and
+    of the initial state(s)."""
+    hs = cache["hs"]
+    T, N, H = dys.shape
+    G = Wh.shape[0] // H
+    dt = dys.dtype
+    dxi = np.empty((T, N, G * H), dt)
+    dh = dhT.astype(dt, copy=True)
+    if mode == "lstm":
+        cs, acts = cache["cs"], cache["acts"]
+        dc = dcT.astype(dt, copy=True)
+        for s in range(T - 1, -1, -1):
+            dh += dys[s]
+            i, f = acts[s, :, :H], acts[s, :, H:2 * H]
+            g, o = acts[s, :, 2 * H:3 * H], acts[s, :, 3 * H:]
+            tc = np.tanh(cs[s + 1])
+            dc += dh * o * (1 - tc * tc)
+            dg = dxi[s]
+            dg[:, :H] = dc * g * i * (1 - i)
+            dg[:, H:2 * H] = dc * cs[s] * f * (1 - f)
+            dg[:, 2 * H:3 * H] = dc * i * (1 - g * g)
+            dg[:, 3 * H:] = dh * tc * o * (1 - o)
+            dc *= f
+            dh = dg @ Wh
+        return dxi, dxi, (dh, dc)
+    if mode == "gru":
+        acts, hn = cache["acts"], cache["hn"]
+        dhh = np.empty_like(dxi)
+        for s in range(T - 1, -1, -1):
+            dh += dys[s]
+            r, z, n = acts[s, :, :H], acts[s, :, H:2 * H], acts[s, :, 2 * H:]
+            dn = dh * (1 - z) * (1 - n * n)
+            dz = dh * (hs[s] - n) * z * (1 - z)
+            dr = dn * hn[s] * r * (1 - r)
+            dxi[s, :, :H] = dr
+            dxi[s, :, H:2 * H] = dz
+            dxi[s, :, 2 * H:] = dn
+            dhh[s, :, :2 * H] = dxi[s, :, :2 * H]
+            dhh[s, :, 2 * H:] = dn * r
+            dh = dh * z + dhh[s] @ Wh
+        return dxi, dhh, (dh,)
+    relu = mode == "rnn_relu"
+    for s in range(T - 1, -1, -1):
+        dh += dys[s]
+        y = hs[s + 1]
+        dxi[s] = dh * (y > 0) if relu else dh * (1 - y * y)
+        dh = dxi[s] @ Wh
+    return dxi, dxi, (dh,)
+
+
+def _work_dtype(dtype):
+    return np.dtype(np.float32) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
+
+
+def rnn_forward(mode, x, params, states, num_layers, bidirectional, p=0.0, rng=None,
+                keep=False):
+    """Run the fused RNN (see _rnn_forward) on one BLAS thread: the step loops alternate
+    small GEMMs with elementwise work, between which OpenBLAS's own threads would spin
+    (kernels/_parallel.py)."""
+    with _parallel.single_blas():
+        return _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, keep)
+
+
+def rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
+    """Gradients of the fused RNN (see _rnn_backward), on one BLAS thread like the forward."""
+    with _parallel.single_blas():
+        return _rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional)
+
+
+def _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, keep):
+    """Run the fused RNN. x (T, N, C); params the flat vector; states [h0] or [h0, c0], each
+    (L*D, N, H). Dropout with probability ``p`` (masks from ``rng``) applies to the outputs
+    of every layer but the last when ``rng`` is given. Returns (out (T, N, D*H), final states
+    list, cache or None)."""
+    T, N, C = x.shape
+    H = states[0].shape[-1]
+    D = 2 if bidirectional else 1
+    dt = _work_dtype(x.dtype)
+    table, _ = layout(mode, H, num_layers, bidirectional, C)
+    vec = params.astype(dt, copy=False)
+    inp = x.astype(dt, copy=False)
+    finals = [np.empty(s.shape, dt) for s in states]
+    layers = []
+    for li in range(num_layers):
+        out = np.empty((T, N, D * H), dt)
+        dirs = []
+        for d in range(D):
+            Wi, Wh, bi, bh = _views(vec, table, li, d)
+            xi = (inp.reshape(T * N, -1) @ Wi.T).reshape(T, N, -1)
+            xi += bi
+            if d == 1:
+                xi = xi[::-1]
+            k = li * D + d
+            c0 = states[1][k].astype(dt, copy=False) if mode == "lstm" else None
+            ys, fin, cache = _run_direction(mode, xi, Wh, bh, states[0][k].astype(dt),
+                                            c0, keep)
+            out[:, :, d * H:(d + 1) * H] = ys if d == 0 else ys[::-1]
+            for j, v in enumerate(fin):
+                finals[j][k] = v
+            dirs.append(cache)
+        mask = None
+        if rng is not None and p > 0 and li < num_layers - 1:
+            mask = (rng.random(out.shape) >= p).astype(dt) / dt.type(1 - p)
+        layers.append({"inp": inp, "dirs": dirs, "mask": mask})
+        inp = out * mask if mask is not None else out
+    cache = {"layers": layers, "table": table, "vec": vec, "x_dtype": x.dtype} if keep else None
+    return inp.astype(x.dtype, copy=False), [f.astype(x.dtype, copy=False) for f in finals], cache
+
+
+def _rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
+    """Gradients (dx, dparams, [dh0(, dc0)]) from a ``keep=True`` forward's cache, the output
+    gradient (T, N, D*H) and the final-state gradients (None reads as zero)."""
+    layers, table, vec = cache["layers"], cache["table"], cache["vec"]
+    dt = vec.dtype
+    D = 2 if bidirectional else 1
+    T, N = dout.shape[:2]
+    H = dout.shape[-1] // D
+    L = num_layers
+    n_st = 2 if mode == "lstm" else 1
+    dvec = np.zeros_like(vec)
+    dst = [np.zeros((L * D, N, H), dt) for _ in range(n_st)]
+    dy = dout.astype(dt, copy=False)
+    for li in range(L - 1, -1, -1):
+        layer = layers[li]
+        inp = layer["inp"]
+        din = np.zeros(inp.shape, dt)
+        for d in range(D):
+            k = li * D + d
+            Wi, Wh, _, _ = _views(vec, table, li, d)
+            dWi, dWh, dbi, dbh = _views(dvec, table, li, d)
+            cache_d = layer["dirs"][d]
+            dys = dy[:, :, d * H:(d + 1) * H]
+            if d == 1:
+                dys = dys[::-1]
+            fin = [np.zeros((N, H), dt) if g is None else g[k].astype(dt) for g in dstates]
+            dxi, dhh, d0 = _back_direction(mode, cache_d, np.ascontiguousarray(dys), fin[0],
+                                           fin[1] if mode == "lstm" else None, Wh)
+            for j, v in enumerate(d0):
+                dst[j][k] = v
+            hprev = cache_d["hs"][:T].reshape(T * N, H)
+            dWh += dhh.reshape(T * N, -1).T @ hprev
+            dbh += dhh.sum(axis=(0, 1))
+            if d == 1:
+                dxi = dxi[::-1]
+            dxi2 = dxi.reshape(T * N, -1)
+            dWi += dxi2.T @ inp.reshape(T * N, -1)
+            dbi += dxi2.sum(axis=0)
+            din += (dxi2 @ Wi).reshape(inp.shape)
+        if li > 0:
+            mask = layers[li - 1]["mask"]
+            dy = din * mask if mask is not None else din
+        else:
+            dy = din
+    xdt = cache["x_dtype"]
+    return (dy.astype(xdt, copy=False), dvec.astype(xdt, copy=False),
+            [s.astype(xdt, copy=False) for s in dst])
