@@ -16,6 +16,8 @@ from . import ndarray as nd  # noqa: F401
 from . import symbol  # noqa: F401
 from . import symbol as sym  # noqa: F401
 from . import autograd  # noqa: F401
+from .cached_op import CachedOp as _CachedOp
+ndarray.CachedOp = _CachedOp  # MXNet's mx.nd.CachedOp (runs the executor: defined above nd)
 from . import rnn  # noqa: F401,E402  (mx.rnn: cells, BucketSentenceIter)
 from . import name  # noqa: F401
 from . import attribute  # noqa: F401

@@ -537,7 +537,7 @@ class HybridBlock(Block):
         return self._cached_graph
 
     def _build_cache(self, *args):
-        from .cached_op import CachedGraph
+        from ..cached_op import CachedGraph
         inputs, out = self._get_graph(*args)
         data_names = {data.name: i for i, data in enumerate(inputs)}
         params = self.collect_params()

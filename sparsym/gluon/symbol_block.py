@@ -151,7 +151,7 @@ class SymbolBlock(HybridBlock):
         if fmt != self._in_format and [fmt] != self._in_format:
             raise ValueError("Invalid input format")
         if self._cached_op is None:
-            from .cached_op import CachedGraph
+            from ..cached_op import CachedGraph
             inputs, out = self._cached_graph
             self._cached_op = CachedGraph(out, {d.name: i for i, d in enumerate(inputs)},
                                           self.collect_params(), self._flags)

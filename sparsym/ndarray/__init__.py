@@ -8,6 +8,7 @@ from .ndarray import (NDArray, array, arange, concatenate, empty, full, moveaxis
 from .op import populate as _populate
 from .sparse import CSRNDArray, RowSparseNDArray  # noqa: F401
 from .utils import load, load_frombuffer, save  # noqa: F401
+from .interop import from_dlpack, from_numpy, to_dlpack_for_read, to_dlpack_for_write  # noqa: F401
 
 _populate(globals())
 _populate(sparse.__dict__, sparse=True)

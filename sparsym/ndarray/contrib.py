@@ -4,6 +4,8 @@ Generated from the op registry like ``mx.nd``; e.g. ``mx.nd.contrib.reduce_mask`
 ``sparse_gather``, ``sparse_scatter``, ``sparse_scatter_var``, ``SparseBlockConvolution``,
 ``SparseBottleneck`` (sparsym/ops/sbnet/).
 """
+import numpy as np
+
 from ..ops.registry import all_ops as _all_ops
 from .op import make_function as _make_function
 
@@ -23,3 +25,19 @@ def _populate(namespace):
 
 
 _populate(globals())
+
+
+def isinf(data):
+    """1 where ``data`` is +inf or -inf, else 0 (MXNet's ``nd.contrib.isinf``)."""
+    return data.abs() == np.inf
+
+
+def isfinite(data):
+    """1 where ``data`` is neither inf nor nan, else 0 (MXNet's ``nd.contrib.isfinite``)."""
+    from . import logical_and
+    return logical_and(data.abs() != np.inf, data == data)
+
+
+def isnan(data):
+    """1 where ``data`` is nan, else 0 (MXNet's ``nd.contrib.isnan``)."""
+    return data != data

@@ -6,7 +6,6 @@ import numbers
 
 import numpy as np
 
-from ..base import MXNetError
 from .ndarray import NDArray, array
 from .op import invoke
 
@@ -23,16 +22,18 @@ def recorded_getitem(x, key):
         idx = key if isinstance(key, NDArray) else array(np.asarray(key), dtype=np.int64)
         return invoke("take", [x, idx], {"axis": 0})[0]
     key = key if isinstance(key, tuple) else (key,)
-    if not _basic(key) or sum(k is Ellipsis for k in key) > 1:
-        raise MXNetError(f"indexing with {key!r} is not supported while autograd records; "
-                         "use take / pick / slice operators")
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError(f"an index can only have a single ellipsis ('...'), got {key!r}")
+    if not _basic(key):
+        return _gather(x, key)
     if Ellipsis in key:
         i = key.index(Ellipsis)
         fill = x.ndim - (len(key) - 1)
         key = key[:i] + (slice(None),) * fill + key[i + 1:]
     if len(key) > x.ndim:
         raise IndexError(f"too many indices ({len(key)}) for an array of {x.ndim} dims")
-    target = np.broadcast_to(np.empty((), np.int8), x.shape)[key].shape
+    # MXNet's legacy shapes: indexing every axis by an integer gives shape (1,)
+    target = np.broadcast_to(np.empty((), np.int8), x.shape)[key].shape or (1,)
     begin, end, step = [], [], []
     for k, dim in zip(key, x.shape):
         if isinstance(k, numbers.Integral):
@@ -52,3 +53,20 @@ def recorded_getitem(x, key):
     if out.shape != target:
         out = invoke("Reshape", [out], {"shape": target})[0]
     return out
+
+
+def _gather(x, key):
+    """Advanced indexing (index arrays, None, mixed with slices) as ``take`` over the
+    flattened array, at the flat positions numpy's indexing picks: the gradient scatters
+    back (and adds where a position repeats, as MXNet's gather_nd backward)."""
+    try:
+        pos = np.arange(x.size, dtype=np.int64).reshape(x.shape)[_np_key(key)]
+    except (IndexError, TypeError) as err:
+        raise IndexError(f"NDArray index {key!r} on shape {x.shape}: {err}") from None
+    flat = invoke("Reshape", [x], {"shape": (-1,)})[0]
+    return invoke("take", [flat, array(np.atleast_1d(pos), dtype=np.int64)], {"axis": 0})[0]
+
+
+def _np_key(key):
+    return tuple(k.asnumpy().astype(np.int64) if isinstance(k, NDArray)
+                 else np.asarray(k) if isinstance(k, list) else k for k in key)

@@ -156,8 +156,18 @@ class NDArray:
 
     def __reduce__(self):
         # pickling keeps the storage type and context (loading pickles is the user's choice)
-        from .sparse import _reduce_raw
-        return _reduce_raw(self._raw, self._ctx)
+        return _new_empty, (type(self),), self.__getstate__()
+
+    def __getstate__(self):
+        """MXNet's pickled state: ``{'handle': bytearray}``, the array in MXNet's raw
+        single-array format (its context's cpu id included)."""
+        from .pickling import getstate
+        return getstate(self)
+
+    def __setstate__(self, state):
+        """Become the array of a state from :meth:`__getstate__` (sparsym's or MXNet's)."""
+        from .pickling import setstate
+        setstate(self, state)
 
     # ------------------------------------------------------------------ conversion
     def asnumpy(self):
@@ -168,6 +178,16 @@ class NDArray:
         if self.size != 1:
             raise ValueError("The current array is not a scalar")
         return self.asnumpy().reshape(-1)[0]
+
+    def to_dlpack_for_read(self):
+        """A DLPack capsule sharing this array's memory (see ``nd.to_dlpack_for_read``)."""
+        from .interop import to_dlpack_for_read
+        return to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self):
+        """A DLPack capsule sharing this array's memory (see ``nd.to_dlpack_for_write``)."""
+        from .interop import to_dlpack_for_write
+        return to_dlpack_for_write(self)
 
     def wait_to_read(self):
         """Operations are eager; returns at once."""
@@ -316,6 +336,8 @@ class NDArray:
                                f"{key!r}")
         if not self.writable:
             raise MXNetError("trying to assign to a readonly NDArray")
+        if STATE.recording and key is not None and key is not Ellipsis:  # those copy, as [:]
+            _check_inplace_record(self, value)
         value = _raw_of(value)
         if isinstance(value, (st.CSR, st.RSP)):
             value = st.todense(value)
@@ -323,8 +345,8 @@ class NDArray:
         try:
             try:
                 self._raw[key] = value
-            except ValueError:
-                # MXNet (and NumPy 1) put a one-element array into a single element
+            except (ValueError, TypeError):
+                # MXNet (and NumPy 1) put a one-element array or list into a single element
                 if np.size(value) != 1:
                     raise
                 self._raw[key] = np.asarray(value).reshape(())
@@ -363,8 +385,11 @@ class NDArray:
             return _invoke("Reshape", self, shape=target)
         return wrap(self._raw.reshape(target), self._ctx)
 
-    def reshape_like(self, other):
-        return self.reshape(other.shape)
+    def reshape_like(self, *args, **kwargs):
+        """The ``reshape_like`` operator on this array (``rhs``, and the optional
+        ``lhs_begin``/``lhs_end``/``rhs_begin``/``rhs_end`` ranges, as MXNet's)."""
+        from .. import ndarray as nd
+        return nd.reshape_like(self, *args, **kwargs)
 
     def flatten(self, inplace=False):
         """Collapse all but the first axis; ``inplace=True`` returns a view (MXNet)."""
@@ -498,6 +523,8 @@ class NDArray:
         """Dense in-place operator: compute, then write back into this buffer."""
         if not self.writable:
             raise MXNetError("trying to assign to a readonly NDArray")
+        if STATE.recording:
+            _check_inplace_record(self, other)
         res = fn(self, other)
         np.copyto(self._raw, np.broadcast_to(st.todense(res._raw), self.shape),
                   casting="unsafe")
@@ -527,6 +554,30 @@ class NDArray:
         if fn is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
+
+
+def _check_inplace_record(target, value):
+    """MXNet's refusals of in-place writes that autograd would have to record (the write
+    reads ``target`` itself): into an array of the graph, or from a recorded value."""
+    if target._ag is not None:
+        raise MXNetError("Assigning to NDArrays that are already in a computational graph will "
+                         "cause undefined behavior when evaluating gradients. Please call "
+                         "backward first to clear the graph or do this out side of a record "
+                         "section. Also note that you cannot use inplace operations like +=, "
+                         "*=, relu(x, out=x), y[idx]=x, etc inside a record section.")
+    if isinstance(value, NDArray) and value._ag is not None:
+        raise MXNetError("Inplace operations (+=, -=, x[:]=, etc) are not supported when "
+                         "recording with autograd.")
+
+
+def _new_empty(cls):
+    """An uninitialised instance of ``cls`` for :meth:`NDArray.__setstate__` to fill."""
+    obj = object.__new__(cls)
+    obj._raw = np.zeros((0,), np.float32)
+    obj._ctx = current_context()
+    obj.writable = True
+    obj._ag = None
+    return obj
 
 
 def _invoke(op_name, x, **params):
@@ -592,8 +643,22 @@ def _shape(shape):
     return out
 
 
+def _fill_out(out, shape, value, where):
+    """Write ``value`` into ``out`` (MXNet's ``out=`` of the creation ops: same shape)."""
+    if not isinstance(out, NDArray):
+        raise TypeError(f"{where}: out must be an NDArray, got {type(out).__name__}")
+    if tuple(out.shape) != shape:
+        raise ShapeError(f"{where}: Shape inconsistent, Provided = {list(out.shape)}, "
+                         f"inferred shape={list(shape)}")
+    out._assign(value)
+    return out
+
+
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
-    """All-zero array of storage type ``stype`` (default 'default')."""
+    """All-zero array of storage type ``stype`` (default 'default'); ``out=`` fills an
+    existing array of that shape instead."""
+    if kwargs.get("out") is not None:
+        return _fill_out(kwargs["out"], _shape(shape), 0, "zeros")
     dtype = dtype_of(dtype or np.float32)
     if _PROF.imperative:  # MXNet's profiler reports array creation as the _zeros operator
         from .. import profiler
@@ -610,7 +675,9 @@ def empty(shape, ctx=None, dtype=None, stype=None):
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
-    """All-one dense array."""
+    """All-one dense array; ``out=`` fills an existing array of that shape instead."""
+    if kwargs.get("out") is not None:
+        return _fill_out(kwargs["out"], _shape(shape), 1, "ones")
     return wrap(np.ones(_shape(shape), dtype=dtype_of(dtype or np.float32)), _ctx(ctx))
 
 

@@ -40,8 +40,8 @@ from ..base import DTypeError, FormatError, ShapeError, StorageError
 from ..storage import CSR, IDX, RSP, check_csr, check_rsp
 from ..utils import atomic_write
 
-__all__ = ["save_raw", "load_raw", "dumps_raw", "LIST_MAGIC", "V1_MAGIC", "V2_MAGIC", "V3_MAGIC",
-           "TYPE_FLAGS", "FLAG_DTYPES"]
+__all__ = ["save_raw", "load_raw", "dumps_raw", "dumps_array", "loads_array", "LIST_MAGIC",
+           "V1_MAGIC", "V2_MAGIC", "V3_MAGIC", "TYPE_FLAGS", "FLAG_DTYPES"]
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -102,8 +102,9 @@ def _normalize(data):
                     f"{type(data).__name__}")
 
 
-def _array_parts(value, where, dense_magic):
-    """Header bytes and the list of contiguous arrays that follow it for one raw value."""
+def _array_parts(value, where, dense_magic, dev=_CPU):
+    """Header bytes and the list of contiguous arrays that follow it for one raw value
+    (``dev``: the (device type, id) pair recorded as its context)."""
     if isinstance(value, CSR):
         data = _le(value.data)
         indices, indptr = _le(value.indices, IDX), _le(value.indptr, IDX)
@@ -113,7 +114,7 @@ def _array_parts(value, where, dense_magic):
         check_csr(data, indices, indptr, value.shape, where=where, full=False)
         flag = _type_flag(data.dtype, where)
         head = (struct.pack("<Ii", V2_MAGIC, _STYPE_CSR) + _shape_bytes(data.shape)
-                + _shape_bytes(value.shape) + struct.pack("<iii", *_CPU, flag)
+                + _shape_bytes(value.shape) + struct.pack("<iii", *dev, flag)
                 + struct.pack("<i", TYPE_FLAGS[np.dtype(IDX)]) + _shape_bytes(indptr.shape)
                 + struct.pack("<i", TYPE_FLAGS[np.dtype(IDX)]) + _shape_bytes(indices.shape))
         return head, [data, indptr, indices]
@@ -126,7 +127,7 @@ def _array_parts(value, where, dense_magic):
         check_rsp(data, indices, value.shape, where=where, full=False)
         flag = _type_flag(data.dtype, where)
         head = (struct.pack("<Ii", V2_MAGIC, _STYPE_RSP) + _shape_bytes(data.shape)
-                + _shape_bytes(value.shape) + struct.pack("<iii", *_CPU, flag)
+                + _shape_bytes(value.shape) + struct.pack("<iii", *dev, flag)
                 + struct.pack("<i", TYPE_FLAGS[np.dtype(IDX)]) + _shape_bytes(indices.shape))
         return head, [data, indices]
     if isinstance(value, (np.ndarray, np.generic)):
@@ -136,7 +137,7 @@ def _array_parts(value, where, dense_magic):
             raise ShapeError(f"{where}: a 0-d array needs numpy shape semantics (np_shape=True); "
                              "MXNet's legacy format reads ndim 0 as 'no array'")
         head = (struct.pack("<Ii", dense_magic, _STYPE_DEFAULT) + _shape_bytes(arr.shape)
-                + struct.pack("<iii", *_CPU, flag))
+                + struct.pack("<iii", *dev, flag))
         return head, [arr]
     raise TypeError(f"{where}: cannot save a {type(value).__name__}; expected numpy.ndarray, "
                     "CSR or RSP")
@@ -201,6 +202,26 @@ def save_raw(fname_or_fileobj, data, np_shape=None) -> None:
     atomic_write(fname, writer=lambda f: _write_all(f.write, data, np_shape))
 
 
+def dumps_array(value, dev=_CPU) -> bytes:
+    """One raw value in MXNet's single-array format (``MXNDArraySaveRawBytes``, the
+    ``handle`` bytes of an NDArray's pickled state); a 0-d array is written as version 3."""
+    magic = V3_MAGIC if isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) == 0 \
+        else V2_MAGIC
+    head, arrays = _array_parts(value, "array", magic, dev)
+    return head + b"".join(a.reshape(-1).view(np.uint8).tobytes() for a in arrays)
+
+
+def loads_array(buf):
+    """``(value, (dev_type, dev_id))`` from :func:`dumps_array`'s bytes (or MXNet's); value is
+    None for an MXNet "none" array. Raises FormatError on corrupt or trailing bytes."""
+    view = memoryview(buf).cast("B")
+    r = _Reader(io.BytesIO(view), view.nbytes)
+    value = _read_array(r, "array")
+    if r.remaining:
+        raise FormatError(f"array: expected end after the data, got {r.remaining} trailing bytes")
+    return value, r.dev
+
+
 # ============================================================================ loading
 class _Reader:
     """Reads exact byte counts from a binary stream of known size, or raises FormatError."""
@@ -209,6 +230,8 @@ class _Reader:
         self.stream = stream
         self.size = size
         self.pos = 0
+        self.dev = _CPU      # the context of the last array read
+        self.np_shape = None  # True/False: the shape semantics dense arrays must be saved in
 
     @property
     def remaining(self):
@@ -275,6 +298,7 @@ def _read_ctx_type(r, where):
     if dev_type not in _DEV_TYPES or dev_id < 0:
         raise FormatError(f"{where} context: expected a device type in {sorted(_DEV_TYPES)} and "
                           f"id >= 0, got ({dev_type}, {dev_id})")
+    r.dev = (dev_type, dev_id)
     (flag,) = r.unpack("i", f"{where} type flag")
     if flag not in FLAG_DTYPES:
         raise FormatError(f"{where} type flag: expected one of {sorted(FLAG_DTYPES)}, got {flag}")
@@ -300,6 +324,14 @@ def _read_legacy(r, magic, where):
     return r.array(dtype, shape, f"{where} data")
 
 
+def _peek_ndim(r):
+    """The ndim field that comes next, without consuming it (None if truncated)."""
+    pos = r.stream.tell()
+    b = r.stream.read(4)
+    r.stream.seek(pos)
+    return struct.unpack("<i", b)[0] if len(b) == 4 else None
+
+
 def _read_array(r, where):
     (magic,) = r.unpack("I", f"{where} magic")
     if magic not in (V2_MAGIC, V3_MAGIC):
@@ -308,6 +340,14 @@ def _read_array(r, where):
     if stype not in _NUM_AUX:
         raise FormatError(f"{where} storage type: expected 0 (default), 1 (row_sparse) or "
                           f"2 (csr), got {stype}")
+    if r.np_shape is not None and stype == _STYPE_DEFAULT and (magic == V3_MAGIC) != r.np_shape \
+            and _peek_ndim(r) != 0:
+        # MXNet refuses to read a dense array under the other shape semantics; a 0-d array,
+        # which only version 3 can hold (sparsym writes it outside np_shape too), loads anyway
+        raise FormatError(f"{where}: ndarray was saved in " + (
+            "np shape semantics, must be loaded in the same semantics (mx.np_shape(True))"
+            if magic == V3_MAGIC else "legacy shape semantics, must be loaded in the same "
+            "semantics (outside mx.np_shape(True))"))
     nad = _NUM_AUX[stype]
     sshape = _read_shape(r, f"{where} storage shape") if nad else None
     shape = _read_shape(r, f"{where} shape")
@@ -358,8 +398,9 @@ def _read_array(r, where):
     return RSP(data, indices, shape)
 
 
-def _load_stream(stream, size):
+def _load_stream(stream, size, np_shape=None):
     r = _Reader(stream, size)
+    r.np_shape = np_shape
     magic, _reserved = r.unpack("QQ", "file header")
     if magic != LIST_MAGIC:
         raise FormatError(f"file header: bad magic 0x{magic:X}, expected 0x{LIST_MAGIC:X} "
@@ -387,21 +428,23 @@ def _load_stream(stream, size):
     return values
 
 
-def load_raw(fname_or_bytes):
+def load_raw(fname_or_bytes, np_shape=None):
     """Load an MXNet NDArray file: a list, or a dict str -> value when the file has names.
 
     Accepts a path, ``bytes``/``bytearray``/``memoryview`` holding the file, or a seekable binary
     file object. Values are ``numpy.ndarray``, ``CSR``, ``RSP`` (indices int64), or ``None`` for
     an MXNet "none" array. Raises :class:`FormatError` on truncated or corrupt input.
+    ``np_shape`` True/False makes dense arrays of the other version (3 / 2) a FormatError, as
+    MXNet's load under and outside numpy shape semantics; None reads both.
     """
     src = fname_or_bytes
     if isinstance(src, (bytes, bytearray, memoryview)):
         buf = memoryview(src).cast("B")
-        return _load_stream(io.BytesIO(buf), buf.nbytes)
+        return _load_stream(io.BytesIO(buf), buf.nbytes, np_shape)
     if hasattr(src, "readinto"):
         start = src.tell()
         size = src.seek(0, os.SEEK_END) - start
         src.seek(start)
-        return _load_stream(src, size)
+        return _load_stream(src, size, np_shape)
     with open(os.fspath(src), "rb") as f:
-        return _load_stream(f, os.fstat(f.fileno()).st_size)
+        return _load_stream(f, os.fstat(f.fileno()).st_size, np_shape)

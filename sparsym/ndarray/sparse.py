@@ -595,20 +595,3 @@ def divide(lhs, rhs):
     """lhs / rhs with :func:`add`'s dispatch (csr / dense vector -> csr)."""
     return _ufunc(lhs, rhs, "elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar")
 
-
-# ---------------------------------------------------------------------- pickling
-def _rebuild(kind, parts, shape, ctx=None):
-    if kind == "default":
-        return wrap(parts[0], ctx)
-    if kind == "csr":
-        return wrap(st.CSR(parts[0], parts[1], parts[2], shape), ctx)
-    return wrap(st.RSP(parts[0], parts[1], shape), ctx)
-
-
-def _reduce_raw(raw, ctx=None):
-    if isinstance(raw, st.CSR):
-        return _rebuild, ("csr", (raw.data, raw.indices, raw.indptr), raw.shape, ctx)
-    if isinstance(raw, st.RSP):
-        return _rebuild, ("row_sparse", (raw.data, raw.indices), raw.shape, ctx)
-    return _rebuild, ("default", (raw,), raw.shape, ctx)
-

@@ -84,7 +84,8 @@ def record(op, attrs, inputs, values, outputs):
     (hidden ones included), ``outputs`` the NDArrays handed to the caller."""
     on_tape = False
     for x in inputs:
-        if x._ag is not None:
+        e = x._ag
+        if e is not None and (e[0].values is not None or e[0].op is None):
             on_tape = True
             break
     if not on_tape:
@@ -92,7 +93,9 @@ def record(op, attrs, inputs, values, outputs):
     entries = []
     for x in inputs:
         e = x._ag
-        if e is None:
+        # an output of a graph a backward pass freed is a constant now (MXNet clears its
+        # autograd info)
+        if e is None or (e[0].values is None and e[0].op is not None):
             e = x._ag = (variable(x._raw), 0)
         elif e[0].op is None:
             e[0].values[0] = x._raw  # a variable is read at its value when the call ran

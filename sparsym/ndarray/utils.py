@@ -23,13 +23,17 @@ def save(fname, data):
         raw = [v._raw for v in data]
     else:
         raise TypeError("save only accepts dict str->NDArray or list of NDArray")
-    save_raw(fname, raw)
+    from ..util import is_np_shape
+    # MXNet writes every dense array as version 3 under numpy shape semantics; outside them
+    # sparsym writes version 3 only for a list holding 0-d arrays (MXNet has none there)
+    save_raw(fname, raw, np_shape=True if is_np_shape() else None)
 
 
 def load(fname):
     """Load arrays saved by :func:`save` or by MXNet 1.x; returns a list or a dict."""
+    from ..util import is_np_shape
     from .serialization import load_raw
-    return _wrap_loaded(load_raw(fname))
+    return _wrap_loaded(load_raw(fname, np_shape=is_np_shape()))
 
 
 def load_frombuffer(buf):
@@ -38,7 +42,8 @@ def load_frombuffer(buf):
     from .serialization import load_raw
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise TypeError(f"load_frombuffer expects bytes, got {type(buf).__name__}")
-    return _wrap_loaded(load_raw(buf))
+    from ..util import is_np_shape
+    return _wrap_loaded(load_raw(buf, np_shape=is_np_shape()))
 
 
 def _wrap_loaded(raw):

@@ -39,13 +39,10 @@ EXCLUDED = {
         "get_last_ffi_error", "mx_float_p")},
     "mxnet.ndarray": {
         **{n: OUT_OF_SCOPE for n in ("image", "imdecode", "numpy", "numpy_extension")},
-        **{n: TODO for n in ("CachedOp", "from_dlpack", "from_numpy", "to_dlpack_for_read",
-                             "to_dlpack_for_write", "get_indexing_dispatch_code",
-                             "get_oshape_of_gather_nd_op",
+        **{n: TODO for n in ("get_indexing_dispatch_code", "get_oshape_of_gather_nd_op",
                              "indexing_key_expand_implicit_axes")}},
     "mxnet.ndarray.contrib": {**{n: TODO for n in ("cond", "foreach", "while_loop")},
-                              **{n: OPS for n in ("isfinite", "isinf", "isnan",
-                                                  "rand_zipfian")}},
+                              "rand_zipfian": OPS},
     "mxnet.rnn": {n: TODO for n in (
         "BaseConvRNNCell", "ConvGRUCell", "ConvLSTMCell", "ConvRNNCell", "DataBatch",
         "DataDesc", "DataIter", "init", "load_checkpoint", "ndarray", "rnn_unroll",

@@ -1,4 +1,5 @@
-"""A hybridized Block's compiled graph: the traced Symbol bound through the executor.
+"""A Symbol run on NDArrays as one recorded call: a hybridized Block's compiled graph and
+``mx.nd.CachedOp``, bound through the executor.
 
 One executor per input signature (shapes, dtypes, storage types, context, whether
 gradients are wanted); binding the same graph again reuses the executor layer's plan
@@ -11,12 +12,12 @@ import weakref
 
 import numpy as np
 
-from .. import autograd
-from .. import storage as st
-from ..base import MXNetError
-from ..ndarray.ndarray import wrap
+from . import autograd
+from . import storage as st
+from .base import MXNetError
+from .ndarray.ndarray import NDArray, wrap
 
-__all__ = ["CachedGraph"]
+__all__ = ["CachedGraph", "CachedOp"]
 
 
 class CachedGraph:
@@ -27,7 +28,8 @@ class CachedGraph:
     sym : Symbol
         The traced graph.
     data_names : dict
-        Input variable name -> position among the call's (non-None) inputs.
+        Input variable name (argument or aux state) -> position among the call's
+        (non-None) inputs.
     params : ParameterDict
         Parameters by full name; every other argument and aux state must be one.
     flags : list of (str, value)
@@ -50,11 +52,14 @@ class CachedGraph:
             used.append(params[name])
         self._aux = []
         for name in sym.list_auxiliary_states():
+            if name in data_names:
+                self._aux.append(data_names[name])
+                continue
             if name not in params:
                 raise MXNetError(f"hybridized graph auxiliary state '{name}' is not a "
                                  "Parameter of the Block")
             self._aux.append(params[name])
-        self.params = used + self._aux
+        self.params = used + [p for p in self._aux if not isinstance(p, int)]
         self._execs = {}
         self.last_executor = None
 
@@ -94,7 +99,8 @@ class CachedGraph:
         ctx = data[0].context
         args = [data[s] if isinstance(s, int) else self._param_array(s, ctx)
                 for s in self._arg_src]
-        auxs = [self._param_array(p, ctx) for p in self._aux]
+        auxs = [data[s] if isinstance(s, int) else self._param_array(s, ctx)
+                for s in self._aux]
         ag = autograd
         recording = ag.is_recording()
         if recording:
@@ -150,3 +156,55 @@ class _GraphCall(autograd.Function):
             g._raw = st.zeros_raw(g.stype, g.shape, g._raw.dtype)
         return grads
 
+
+
+class CachedOp:
+    """A Symbol compiled once and called on NDArrays (MXNet's ``mx.nd.CachedOp``).
+
+    Parameters
+    ----------
+    sym : Symbol
+        The graph; a call takes its inputs in ``sym.list_inputs()`` order (arguments and
+        auxiliary states as they appear in the graph).
+    flags : sequence of (str, value), optional
+        MXNet's CachedOp options (``static_alloc``, ``static_shape``...); accepted and kept:
+        the executor already keeps one plan and buffer set per input signature.
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> x = mx.sym.var("x")
+    >>> op = mx.nd.CachedOp(x * 2 + 1)
+    >>> op(mx.nd.ones((2,))).asnumpy().tolist()
+    [3.0, 3.0]
+    """
+
+    def __init__(self, sym, flags=()):
+        self.symbol = sym
+        self.flags = list(flags)
+        self._inputs = sym.list_inputs()
+        self._graph = CachedGraph(sym, {n: i for i, n in enumerate(self._inputs)}, {}, flags)
+
+    def __call__(self, *args, out=None, default_ctx=None, **kwargs):
+        """Run the graph on ``args`` (NDArrays in ``list_inputs()`` order); one output is
+        returned as an NDArray, several as a list. ``out`` receives the outputs instead."""
+        if kwargs:
+            raise TypeError(f"CachedOp.__call__ got unexpected keyword arguments "
+                            f"{sorted(kwargs)}")
+        if len(args) != len(self._inputs):
+            raise MXNetError(f"CachedOp: expected {len(self._inputs)} inputs "
+                             f"{self._inputs}, got {len(args)}")
+        for name, a in zip(self._inputs, args):
+            if not isinstance(a, NDArray):
+                raise TypeError(f"CachedOp: input '{name}' must be an NDArray, got "
+                                f"{type(a).__name__}")
+        outs = self._graph(list(args))
+        if out is not None:
+            targets = [out] if isinstance(out, NDArray) else list(out)
+            if len(targets) != len(outs):
+                raise MXNetError(f"CachedOp: expected {len(outs)} output arrays in out, got "
+                                 f"{len(targets)}")
+            for t, o in zip(targets, outs):
+                t[:] = o
+            return out
+        return outs[0] if len(outs) == 1 else outs
