@@ -48,7 +48,9 @@ def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", 
         new_vocab = True
     else:
         new_vocab = False
-        idx = max([v + 1 for v in vocab.values()] + [start_label])
+    # new ids count up from start_label as MXNet's, skipping the ids the vocabulary already
+    # uses (MXNet reuses them: a new word could share an existing word's id)
+    used = set(vocab.values())
     res = []
     for sent in sentences:
         coded = []
@@ -59,9 +61,10 @@ def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", 
                 if unknown_token:
                     word = unknown_token
                 if word not in vocab:
-                    if idx == invalid_label:
+                    while idx == invalid_label or idx in used:
                         idx += 1
                     vocab[word] = idx
+                    used.add(idx)
                     idx += 1
             coded.append(vocab[word])
         res.append(coded)

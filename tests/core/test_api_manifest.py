@@ -44,7 +44,7 @@ EXCLUDED = {
     "mxnet.ndarray.contrib": {**{n: TODO for n in ("cond", "foreach", "while_loop")},
                               "rand_zipfian": OPS},
     "mxnet.rnn": {n: TODO for n in (
-        "BaseConvRNNCell", "ConvGRUCell", "ConvLSTMCell", "ConvRNNCell", "DataBatch",
+        "DataBatch",
         "DataDesc", "DataIter", "init", "load_checkpoint", "ndarray", "rnn_unroll",
         "save_checkpoint", "symbol")},
     "mxnet.symbol": {n: OUT_OF_SCOPE for n in ("image", "numpy", "numpy_extension")},

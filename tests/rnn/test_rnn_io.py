@@ -45,3 +45,14 @@ def test_bucket_sentence_iter_default_buckets_and_tn_layout():
     assert b.data[0].shape == (b.bucket_key, 2)
     with pytest.raises(ValueError):
         mx.rnn.BucketSentenceIter(sents, batch_size=2, layout="XY")
+
+
+def test_encode_sentences_existing_vocab_counts_from_start_label():
+    # MXNet 1.9.1: new ids restart at start_label (UNK gets 0 here); sparsym skips used ids
+    coded, vocab = mx.rnn.io.encode_sentences([["a", "b", "c"], ["b", "c", "d"]],
+                                              vocab={"a": 1, "b": 2, "c": 3}, start_label=0,
+                                              unknown_token="UNK")
+    assert coded == [[1, 2, 3], [2, 3, 0]] and vocab["UNK"] == 0
+    coded, vocab = mx.rnn.io.encode_sentences([["d"]], vocab={"a": 0, "b": 2},
+                                              unknown_token="UNK")
+    assert vocab["UNK"] == 1 and coded == [[1]]
