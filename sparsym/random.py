@@ -10,7 +10,8 @@ def seed(seed_state, ctx="all"):
     """Seed sparsym's generator (and numpy's legacy global one, as MXNet scripts expect)."""
     if not isinstance(seed_state, (int, np.integer)):
         raise ValueError(f"seed_state must be an int, got {type(seed_state).__name__}")
-    _state["rng"] = np.random.default_rng(int(seed_state))
+    # MXNet takes any int, negative ones too: as 64-bit two's complement (seeds stay distinct)
+    _state["rng"] = np.random.default_rng(int(seed_state) % (1 << 64))
 
 
 def rng() -> np.random.Generator:

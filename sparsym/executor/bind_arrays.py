@@ -259,8 +259,16 @@ def reshape_executor(exe, partial_shaping, allow_up_sizing, kwargs):
     aux = [_reuse(old, new.shapes[e], name, "aux", shapes, partial_shaping, allow_up_sizing,
                   exe._ctx)
            for old, name, e in zip(exe.aux_arrays, new.aux_names, new.aux_eids)]
+    # outputs: views of the old outputs' memory where they fit (MXNet shares it too)
+    outs, views = _outputs(new, exe._group2ctx, exe._ctx), set()
+    for i, (old, fresh) in enumerate(zip(exe.outputs, outs)):
+        if (old.stype == fresh.stype == "default" and old.dtype == fresh.dtype
+                and fresh.size <= old.size and old._raw.flags.c_contiguous):
+            outs[i] = _reuse(old, fresh.shape, "", "output", (), True, False, old.context)
+            views.add(i)
     out = Executor(exe._symbol, exe._ctx, new, args, grads, aux, list(exe._grad_req_list),
-                   exe._group2ctx, exe._pool, _outputs(new, exe._group2ctx, exe._ctx))
+                   exe._group2ctx, exe._pool, outs)
+    out._out_views = frozenset(views)
     if exe._monitor is not None:
         out.set_monitor_callback(exe._monitor, exe._monitor_all)
     return out

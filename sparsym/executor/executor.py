@@ -129,6 +129,9 @@ class Executor:
         self._last_is_train = False
         self._names = None
         self._out_names = None
+        # outputs that are views of a parent executor's output memory (Executor.reshape):
+        # forward writes into them instead of rebinding them
+        self._out_views = frozenset()
 
     # ------------------------------------------------------------------ arrays and dicts
     # the dicts are cached (MXNet does too) and rebuilt when a list is replaced
@@ -273,11 +276,18 @@ class Executor:
         for e, a in zip(plan.aux_eids, self.aux_arrays):
             env[e] = a._raw
         mem = plan.memory
-        train = bool(plan.backward_steps) and keep
+        # a graph whose gradients need no steps (x + random) is still in training state:
+        # backward must not recompute (and redraw) the forward
+        train = keep and (bool(plan.backward_steps)
+                          or any(e is not None for e in plan.grad_eids))
         release = mem.release_train if train else mem.release_infer
         self._run(plan.forward_steps, is_train, release, 0)
-        for o, e in zip(self.outputs, plan.head_eids):
-            o._raw = env[e]
+        views = self._out_views
+        for i, (o, e) in enumerate(zip(self.outputs, plan.head_eids)):
+            if i in views and o._raw.shape == env[e].shape:
+                np.copyto(o._raw, env[e], casting="unsafe")
+            else:
+                o._raw = env[e]
         self._state = "train" if train else "infer"
         self._last_is_train = is_train
 

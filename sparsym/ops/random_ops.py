@@ -26,7 +26,9 @@ def _dt(a):
 
 
 def _param_shape(attrs, ins, outs):
-    s = tuple(None if d == 0 else d for d in (attrs.shape or ()))
+    if not attrs.shape:  # MXNet: shape () is unknown, to be inferred from the consumers
+        return ins, outs
+    s = tuple(None if d == 0 else d for d in attrs.shape)
     rules.set_shape(outs, 0, s, "output")
     return ins, outs
 

@@ -76,7 +76,7 @@ def call(op_name, args, kwargs, name=None, attr=None, hint=None):
             inputs.append(_entry(s, op_name, f"{i}"))
     else:
         unknown = set(sym_kwargs) - set(in_names)
-        if unknown:
+        if unknown and in_names:  # MXNet ignores Symbol keywords of ops without inputs
             raise ParamError(f"{op_name}: unknown input(s) {sorted(unknown)}; inputs are "
                              f"{list(in_names)}")
         for nm in in_names:

@@ -183,6 +183,11 @@ def test_reshape_shares_memory_and_checks_like_mxnet():
     assert small.pool is e.pool
     _, out = _ref_mlp({**v, "x": v["x"].reshape(-1)[:12].reshape(2, 6)})
     np.testing.assert_allclose(small.forward()[0].asnumpy(), out, rtol=1e-5, atol=1e-6)
+    # outputs share memory too (MXNet): the small executor writes into e's output rows
+    np.testing.assert_allclose(e.outputs[0].asnumpy()[:2], out, rtol=1e-5, atol=1e-6)
+    e.forward()
+    _, full = _ref_mlp(v)
+    np.testing.assert_allclose(e.outputs[0].asnumpy(), full, rtol=1e-5, atol=1e-6)
     with pytest.raises(MXNetError, match="New shape of arg: x is larger than original"):
         e.reshape(x=(9, 6))
     big = e.reshape(allow_up_sizing=True, x=(9, 6))
