@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import profiler
 from .. import storage as st
-from ..base import MXNetError, ShapeError, dtype_of
+from ..base import MXNetError, ShapeError, dtype_of, getenv
 from ..context import current_context, require_usable
 from ..ndarray.ndarray import NDArray, wrap
 from ..ops import rules
@@ -533,7 +533,8 @@ class Executor:
         return memory_totals(self)
 
     def get_optimized_symbol(self):
-        """The bound symbol (sparsym applies no graph rewrites)."""
+        """The bound symbol, after common-subexpression elimination when
+        ``MXNET_ELIMINATE_COMMON_EXPR=1`` (MXNet's switch)."""
         return self._symbol
 
 
@@ -595,6 +596,7 @@ def simple_bind(symbol, ctx, grad_req, type_dict, stype_dict, group2ctx, shared_
                 shared_exec, shared_buffer, kwargs):
     """See :meth:`Symbol.simple_bind`."""
     from .bind_arrays import allocate
+    symbol = _eliminate_common_expr(symbol)
     ctx = _usable(ctx or current_context(), group2ctx, "simple_bind")
     fwd = symbol._graph()
     arg_names = [n.name for n in fwd.arg_nodes]
@@ -623,9 +625,21 @@ def simple_bind(symbol, ctx, grad_req, type_dict, stype_dict, group2ctx, shared_
 def bind(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec):
     """See :meth:`Symbol.bind`."""
     from .bind_arrays import bind_given
+    symbol = _eliminate_common_expr(symbol)
     ctx = _usable(ctx or current_context(), group2ctx, "bind")
     return bind_given(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx,
                       shared_exec)
+
+
+def _eliminate_common_expr(symbol):
+    """The symbol with common subexpressions merged when ``MXNET_ELIMINATE_COMMON_EXPR=1``
+    (MXNet's switch; sparsym leaves graphs as written unless it is set)."""
+    if getenv("MXNET_ELIMINATE_COMMON_EXPR", "0") != "1":
+        return symbol
+    from ..passes.cse import eliminate_common_expr
+    from ..symbol.symbol import Symbol
+    heads, merged = eliminate_common_expr(symbol._outputs)
+    return Symbol(heads) if merged else symbol
 
 
 def _usable(ctx, group2ctx, what):

@@ -22,8 +22,9 @@ from .random_ops import (
     _param_type,
     _sample_shape,
     _sample_type,
+    register,  # marks the ops random
 )
-from .registry import Dispatch, OpDef, register
+from .registry import Dispatch, OpDef
 
 
 # ----------------------------------------------------------------------------- draws

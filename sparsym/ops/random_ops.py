@@ -2,6 +2,8 @@
 _sample_normal (array parameters) and the *_like forms; drawn from ``mx.random``'s generator."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .. import random as _random
@@ -9,7 +11,13 @@ from ..base import dtype_of
 from . import rules
 from .nn._common import Checked, D, require
 from .params import Field
-from .registry import Dispatch, OpDef, register
+from .registry import Dispatch, OpDef
+from .registry import register as _register
+
+
+def register(op):
+    """Register a sampling op: marked random (never merged with an equal node)."""
+    _register(dataclasses.replace(op, random=True))
 
 _FLOATS = (None, "float16", "float32", "float64")
 

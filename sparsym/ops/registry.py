@@ -103,6 +103,8 @@ class OpDef:
     key_var_num_args: str | None = None
     # when True the kernel receives attrs with '__is_train__' (Dropout, BatchNorm)
     needs_is_train: bool = False
+    # the kernel draws random numbers: two equal nodes are different (no merging)
+    random: bool = False
     # when True the kernel's attrs carry '__out_shapes__' (inferred output shapes): ops with
     # no data input whose shape may be completed by inference (zeros with shape (0, n))
     needs_out_shapes: bool = False
