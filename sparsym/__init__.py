@@ -49,6 +49,9 @@ from . import monitor as mon  # noqa: F401
 from . import viz  # noqa: F401
 from . import visualization  # noqa: F401
 from . import runtime  # noqa: F401
+from . import error  # noqa: F401
+from . import log  # noqa: F401
+from . import registry  # noqa: F401
 from . import plotting  # noqa: F401  (mx.callback.TrainingCurve)
 
 from . import numpy  # noqa: F401,E402  (mx.numpy: importable, not implemented)

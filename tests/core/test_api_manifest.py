@@ -31,7 +31,6 @@ EXCLUDED = {
             "torch", "rtc", "library", "libinfo", "notebook", "api", "ndarray_doc",
             "symbol_doc")},
         "executor_manager": "MXNet's deprecated pre-Module executor manager (for FeedForward)",
-        "error": TODO, "log": TODO, "registry": TODO,
     },
     "mxnet.base": {n: C_API for n in (
         "MXCallbackList", "c2pyerror", "c_array", "c_array_buf", "c_handle_array", "c_str",
