@@ -31,8 +31,18 @@ def _dot_dense(a, xs):
     if x.ndim == 2 and y.ndim == 2:
         return (np.matmul(x, y),)
     if x.ndim == 1 and y.ndim == 1:
+        if _row_times_column(x.shape, y.shape, a):
+            return (x * y,)
         return (np.asarray(np.dot(x, y)).reshape(1),)
     return (np.tensordot(x, y, axes=1),)
+
+
+def _row_times_column(xs, ys, attrs):
+    """A transposed 1-D operand is a row: (1,) against (n,) is then a (1 x 1) . (1 x n)
+    product, shape (n,). MXNet rejects the pair; the gradients of vector . vector are
+    exactly these products (d lhs = og . rhs^T, og of shape (1,))."""
+    return ((attrs.transpose_a or attrs.transpose_b) and xs[0] != ys[0]
+            and 1 in (xs[0], ys[0]))
 
 
 def dot_shape(attrs, ins, outs):
@@ -40,6 +50,10 @@ def dot_shape(attrs, ins, outs):
     a, b = ins
     ta = tuple(a[::-1]) if a is not None and attrs.transpose_a else a
     tb = tuple(b[::-1]) if b is not None and attrs.transpose_b else b
+    if (ta is not None and tb is not None and len(ta) == 1 and len(tb) == 1
+            and None not in ta + tb and _row_times_column(ta, tb, attrs)):
+        rules.set_shape(outs, 0, (max(ta[0], tb[0]),), "output")
+        return ins, outs
     if ta is not None and tb is not None:
         if ta[-1] is not None and tb[0] is not None and ta[-1] != tb[0]:
             raise rules.Conflict("shape", 1, "input", ta, tb)
