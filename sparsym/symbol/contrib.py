@@ -30,3 +30,11 @@ def _populate(namespace):
 
 
 _populate(globals())
+
+
+def rand_zipfian(true_classes, num_sampled, range_max):
+    """Symbolic ``rand_zipfian`` (see ``mx.nd.contrib.rand_zipfian``): three outputs, the
+    sampled int64 classes and the expected counts of the true and sampled classes."""
+    from .. import symbol as sym
+    from ..ndarray.contrib import _log_uniform_candidates
+    return list(_log_uniform_candidates(sym, true_classes, num_sampled, range_max))

@@ -20,7 +20,6 @@ C_API = "ctypes bridge to libmxnet's C API; sparsym has no C library"
 OUT_OF_SCOPE = "out of scope (issue 16): mx.np / npx / image / onnx / tvm / torch / rtc"
 IMAGE = "reads images: needs an image codec (mx.image is out of scope)"
 PENDING = "pending: owned by another helper of issue 16, not landed yet"
-OPS = "an operator front end: the operator issue adds the op"
 TODO = "not implemented yet (issue 16 follow-up)"
 
 EXCLUDED = {
@@ -40,15 +39,13 @@ EXCLUDED = {
         **{n: OUT_OF_SCOPE for n in ("image", "imdecode", "numpy", "numpy_extension")},
         **{n: TODO for n in ("get_indexing_dispatch_code", "get_oshape_of_gather_nd_op",
                              "indexing_key_expand_implicit_axes")}},
-    "mxnet.ndarray.contrib": {**{n: TODO for n in ("cond", "foreach", "while_loop")},
-                              "rand_zipfian": OPS},
+    "mxnet.ndarray.contrib": {n: TODO for n in ("cond", "foreach", "while_loop")},
     "mxnet.rnn": {n: TODO for n in (
         "DataBatch",
         "DataDesc", "DataIter", "init", "load_checkpoint", "ndarray", "rnn_unroll",
         "save_checkpoint", "symbol")},
     "mxnet.symbol": {n: OUT_OF_SCOPE for n in ("image", "numpy", "numpy_extension")},
-    "mxnet.symbol.contrib": {**{n: TODO for n in ("cond", "foreach", "while_loop")},
-                             "rand_zipfian": OPS},
+    "mxnet.symbol.contrib": {n: TODO for n in ("cond", "foreach", "while_loop")},
 }
 
 
