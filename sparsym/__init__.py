@@ -4,6 +4,7 @@
 optimizers, KVStore, IO) on NumPy, SciPy and Numba.
 """
 from . import _threading_env  # noqa: F401  (before anything loads OpenMP)
+from . import _compile_notice  # noqa: F401  (says so when first-use compilation is long)
 from . import base  # noqa: F401
 from .base import MXNetError  # noqa: F401
 from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: F401
