@@ -288,6 +288,7 @@ def _resorted(raw, why, ctx):
     out._raw = raw
     out._ctx = ctx
     out.writable = True
+    out._ag = None
     out._why = why
     return out
 
@@ -299,6 +300,7 @@ def _unchecked(raw, why, ctx):
     _RAW_SLOT.__set__(out, raw)
     out._ctx = ctx
     out.writable = False
+    out._ag = None
     out._why = why
     return out
 

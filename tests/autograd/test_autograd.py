@@ -232,6 +232,19 @@ def test_sparse_dot_row_sparse_grad_matches_executor():
     np.testing.assert_allclose(w.grad.asnumpy(), dense.T @ og.asnumpy(), rtol=1e-5)
 
 
+def test_csr_built_from_duplicate_columns_records_like_any_csr():
+    """A csr from unsorted/duplicate column indices (summed as scipy does) is an ordinary
+    input of recorded ops."""
+    x = nd.sparse.csr_matrix(([1.0, 2.0, 3.0], [2, 2, 0], [0, 2, 3]), shape=(2, 3))
+    w = nd.ones((3, 2))
+    w.attach_grad(stype="row_sparse")
+    with ag.record():
+        y = nd.sparse.dot(x, w)
+    y.backward()
+    np.testing.assert_allclose(y.asnumpy(), [[3, 3], [3, 3]])
+    np.testing.assert_allclose(w.grad.asnumpy(), [[3, 3], [0, 0], [3, 3]])
+
+
 def test_infer_dtype_of_grad():
     data = nd.arange(16, dtype=np.float64).reshape((4, 4))
     data.attach_grad()
