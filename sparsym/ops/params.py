@@ -14,7 +14,8 @@ _REQUIRED = object()
 @dataclass(frozen=True)
 class Field:
     """One parameter: its kind ('int', 'float', 'bool', 'str', 'shape', 'dtype', 'any',
-    'float_or_none', 'int_or_none', 'shape_or_none'), default, allowed choices and doc."""
+    'float_or_none', 'int_or_none', 'shape_or_none', 'floats': a tuple of floats), default,
+    allowed choices and doc."""
 
     kind: str
     default: Any = _REQUIRED
@@ -55,6 +56,10 @@ def _convert(kind, value, where):
             if isinstance(value, (int, np.integer)):
                 return (int(value),)
             return tuple(int(v) if v is not None else None for v in value)
+        if base == "floats":
+            if isinstance(value, (int, float, np.number)):
+                return (float(value),)
+            return tuple(float(v) for v in value)
         if base == "dtype":
             return None if value is None else dtype_of(value).name
         return value

@@ -490,3 +490,6 @@ OVERRIDES["_backward_im2col"] = lambda op, nin: [
     Case({"kernel": (2, 2)}, ((1, 4, 15), (1, 1, 4, 6)))]
 OVERRIDES["_backward_contrib_AdaptiveAvgPooling2D"] = lambda op, nin: [
     Case({"output_size": (2, 3)}, ((1, 1, 2, 3), (1, 1, 4, 6)))]
+# contrib_multibox: MultiBoxPrior reads only the feature map's shape (any storage)
+OVERRIDES["_contrib_MultiBoxPrior"] = lambda op, nin: [
+    Case({"sizes": (0.5, 0.25), "ratios": (1.0, 2.0)}, ((1, 2, 3, 4),))]
