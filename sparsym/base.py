@@ -163,6 +163,34 @@ def _as_list(obj):
     return obj if isinstance(obj, (list, tuple)) else [obj]
 
 
+def flatten_nested(args, leaf, what):
+    """(flat list of leaves, format) of a leaf or a nested list/tuple of leaves; the format
+    is 0 for a bare leaf, else the list of the items' formats (MXNet's contrib _flatten).
+    ``leaf`` is the leaf type; anything else raises TypeError naming ``what``."""
+    if isinstance(args, leaf):
+        return [args], 0
+    if not isinstance(args, (list, tuple)):
+        raise TypeError(f"{what} must be (nested) lists of {leaf.__name__}, got "
+                        f"{type(args).__name__}")
+    flat, fmts = [], []
+    for a in args:
+        f, fmt = flatten_nested(a, leaf, what)
+        flat.extend(f)
+        fmts.append(fmt)
+    return flat, fmts
+
+
+def regroup_nested(flat, fmt):
+    """Inverse of :func:`flatten_nested`: (nested value, the leaves left over)."""
+    if fmt == 0:
+        return flat[0], flat[1:]
+    out = []
+    for f in fmt:
+        item, flat = regroup_nested(flat, f)
+        out.append(item)
+    return out, flat
+
+
 def data_dir_default():
     """MXNet's default data folder: ``%APPDATA%/mxnet`` on Windows, else ``~/.mxnet``."""
     if platform.system() == "Windows":

@@ -90,3 +90,6 @@ def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
         true_classes = true_classes.as_in_context(ctx)
     return _log_uniform_candidates(nd, true_classes, num_sampled, range_max,
                                   **({"ctx": ctx} if ctx is not None else {}))
+
+
+from .control_flow import cond, foreach, while_loop  # noqa: E402,F401

@@ -38,3 +38,6 @@ def rand_zipfian(true_classes, num_sampled, range_max):
     from .. import symbol as sym
     from ..ndarray.contrib import _log_uniform_candidates
     return list(_log_uniform_candidates(sym, true_classes, num_sampled, range_max))
+
+
+from .control_flow import cond, foreach, while_loop  # noqa: E402,F401

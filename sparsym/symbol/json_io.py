@@ -4,29 +4,55 @@ from __future__ import annotations
 import json
 
 from ..base import FormatError, MXNetError
-from .graph import Node, storage_key
+from .graph import IndexedGraph, Node, storage_key
 
 __all__ = ["to_json", "to_json_dict", "load_json"]
 
 MXNET_VERSION = 10901
 
 
-def to_json_dict(sym) -> dict:
-    """The JSON document of ``sym`` as a dict (nodes in MXNet's DFS order)."""
-    g = sym._graph()
-    nodes = []
-    for n in g.nodes:
+def _subgraph_keys(node):
+    """The parameters of ``node`` holding subgraphs (control-flow ops), in JSON order."""
+    return getattr(node.op.params, "subgraphs", ()) if node.op is not None else ()
+
+
+def _nodes_doc(order, heads):
+    """nodes / arg_nodes / node_row_ptr / heads of a graph whose nodes are ``order``."""
+    index = {id(n): k for k, n in enumerate(order)}
+    nodes, offsets, total = [], [], 0
+    for n in order:
         entry = {"op": "null" if n.op is None else n.op.name, "name": n.name}
-        attrs = n.all_attrs()
+        subs = _subgraph_keys(n)
+        attrs = {k: v for k, v in n.all_attrs().items() if k not in subs}
         if attrs:
             entry["attrs"] = {k: str(v) for k, v in attrs.items()}
-        entry["inputs"] = [[g.node_id[id(c)], i, 0] for c, i in n.inputs]
+        entry["inputs"] = [[index[id(c)], i, 0] for c, i in n.inputs]
+        if subs:
+            entry["subgraphs"] = [_subgraph_doc(n.params[k]) for k in subs]
         nodes.append(entry)
+        offsets.append(total)
+        total += n.num_outputs()
     return {"nodes": nodes,
-            "arg_nodes": [g.node_id[id(n)] for n in g.input_nodes],
-            "node_row_ptr": list(g.entry_offset) + [g.num_entries],
-            "heads": [[g.node_id[id(n)], i, 0] for n, i in sym._outputs],
-            "attrs": _graph_attrs()}
+            "arg_nodes": [k for k, n in enumerate(order) if n.op is None],
+            "node_row_ptr": offsets + [total],
+            "heads": [[index[id(n)], i, 0] for n, i in heads]}
+
+
+def _subgraph_doc(sub):
+    """A control-flow body: its input variables first, in the order of the node's inputs
+    (the node's locs parameters count in that order), then its operator nodes."""
+    g = IndexedGraph(sub.heads)
+    seen = {id(n) for n in sub.inputs}
+    order = list(sub.inputs) + [n for n in g.nodes if n.op is None and id(n) not in seen] + \
+        [n for n in g.nodes if n.op is not None]
+    return _nodes_doc(order, sub.heads)
+
+
+def to_json_dict(sym) -> dict:
+    """The JSON document of ``sym`` as a dict (nodes in MXNet's DFS order)."""
+    doc = _nodes_doc(sym._graph().nodes, sym._outputs)
+    doc["attrs"] = _graph_attrs()
+    return doc
 
 
 def _graph_attrs():
@@ -69,12 +95,10 @@ def _entry(raw, k, built, where):
 
 def load_json(json_str):
     """Rebuild a Symbol from MXNet JSON (1.x ``attrs``, and the legacy ``attr``/``param``)."""
-    from ..ops.registry import get_op, has_op
     from .symbol import Symbol
     try:
         d = json.loads(json_str)
-        raw_nodes = d["nodes"]
-        heads = d["heads"]
+        d["nodes"], d["heads"]
     except (ValueError, KeyError, TypeError) as err:
         raise FormatError(f"load_json: not an MXNet symbol JSON document ({err})") from None
     except RecursionError:   # json's decoder recurses per bracket
@@ -83,16 +107,30 @@ def load_json(json_str):
     from ..util import is_np_shape
     # a document written without NumPy shapes, read with them on: its 0 dims mean unknown
     upgrade = is_np_shape() and not _graph_flag(d, "is_np_shape")
+    out, _ = _load_graph(d, upgrade, "")
+    if not out:
+        raise FormatError("load_json: the document has no heads")
+    return Symbol(out)
+
+
+def _load_graph(d, upgrade, where):
+    """(head entries, variables in ``arg_nodes`` order) of a (sub)graph document."""
+    from ..ops.registry import get_op, has_op
+    try:
+        raw_nodes, heads = d["nodes"], d["heads"]
+    except (KeyError, TypeError) as err:
+        raise FormatError(f"load_json: {where}not a graph document ({err})") from None
     built = []
     for k, rn in enumerate(raw_nodes):
         if not isinstance(rn, dict) or "op" not in rn or "name" not in rn:
-            raise FormatError(f"load_json: node {k} must have 'op' and 'name', got {rn!r}")
+            raise FormatError(f"load_json: {where}node {k} must have 'op' and 'name', got "
+                              f"{rn!r}")
         attrs = {}
         for key in ("param", "attr", "attrs"):
             for a, v in (rn.get(key) or {}).items():
                 attrs[storage_key(a)] = str(v)
         name = rn["name"]
-        inputs = [_entry(e, k, built, f"input {j} of node {k} ({name!r})")
+        inputs = [_entry(e, k, built, f"{where}input {j} of node {k} ({name!r})")
                   for j, e in enumerate(rn.get("inputs", []))]
         if rn["op"] == "null":
             if upgrade and "__shape__" in attrs:
@@ -106,7 +144,14 @@ def load_json(json_str):
         given = {a: v for a, v in attrs.items() if op.params.accepts(a)}
         rest = {a: v for a, v in attrs.items() if not op.params.accepts(a)}
         try:
-            params = op.params.parse(op.name, given)
+            if hasattr(op.params, "attach"):  # control flow: the node carries subgraphs
+                graphs = [_load_graph(sd, upgrade, f"{where}subgraph {j} of node {name!r}: ")
+                          for j, sd in enumerate(rn.get("subgraphs") or [])]
+                params, order, given = op.params.attach(op.name, name, given, graphs)
+                if len(order) == len(inputs):
+                    inputs = [inputs[p] for p in order]
+            else:
+                params = op.params.parse(op.name, given)
         except MXNetError as err:
             raise type(err)(f"load_json: node {name!r} ({op.name}): {err}") from None
         node = Node(op, name, params, rest, inputs, given)
@@ -115,10 +160,13 @@ def load_json(json_str):
             raise FormatError(f"load_json: node {name!r} ({op.name}) has {len(inputs)} inputs, "
                               f"the operator takes {n_in}")
         built.append(node)
-    out = [_entry(h, len(built), built, f"head {j}") for j, h in enumerate(heads)]
-    if not out:
-        raise FormatError("load_json: the document has no heads")
-    return Symbol(out)
+    out = [_entry(h, len(built), built, f"{where}head {j}") for j, h in enumerate(heads)]
+    args = d.get("arg_nodes")
+    if args is None:
+        variables = [n for n in built if n.op is None]
+    else:
+        variables = [_entry([k, 0], len(built), built, f"{where}arg_nodes")[0] for k in args]
+    return out, variables
 
 
 def _graph_flag(doc, key):

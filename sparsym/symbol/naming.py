@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+from collections import defaultdict
 
 from .graph import HIDDEN_KEYS, storage_key
 
@@ -134,6 +135,8 @@ class AttrScope(metaclass=_ClassPropertyMeta):
     """
 
     _current = threading.local()
+    # control-flow subgraph name -> times used (unique subgraph names, as MXNet's)
+    _subgraph_names = defaultdict(int)
 
     def __init__(self, **kwargs):
         self._old_scope = None

@@ -493,3 +493,38 @@ OVERRIDES["_backward_contrib_AdaptiveAvgPooling2D"] = lambda op, nin: [
 # contrib_multibox: MultiBoxPrior reads only the feature map's shape (any storage)
 OVERRIDES["_contrib_MultiBoxPrior"] = lambda op, nin: [
     Case({"sizes": (0.5, 0.25), "ratios": (1.0, 2.0)}, ((1, 2, 3, 4),))]
+
+
+
+def _loop_node(kind):
+    """(node, its input shapes, its output shapes) of a small control-flow graph built by
+    the symbolic front end (the node's parameters carry its subgraphs)."""
+    import sparsym as mx
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    if kind == "foreach":
+        out, st = mx.sym.contrib.foreach(lambda d, s: (d * s[0] + s[0], [s[0] * 2]), a, [b])
+        shapes = {"a": (3, 4), "b": (4,)}
+    elif kind == "while_loop":
+        out, st = mx.sym.contrib.while_loop(lambda x, y: x.sum() == x.sum(),
+                                            lambda x, y: (x * y, [x + y, y * 2]), [a, b],
+                                            max_iterations=3)
+        shapes = {"a": (4,), "b": (4,)}
+    else:
+        out = mx.sym.contrib.cond(a.sum() > 0, lambda: b * a, lambda: b - a)
+        shapes = {"a": (4,), "b": (4,)}
+    node = out._outputs[0][0]
+    ins = mx.sym.Group([mx.sym.Symbol([e]) for e in node.inputs]).infer_shape(**shapes)[1]
+    outs = mx.sym.Symbol([(node, i) for i in range(node.nout)]).infer_shape(**shapes)[1]
+    return node, tuple(ins), tuple(outs)
+
+
+def _loop_cases(kind, backward):
+    def cases(op, nin):
+        node, ins, outs = _loop_node(kind)
+        return [Case(dict(node.params), (outs + ins) if backward else ins)]
+    return cases
+
+
+for _k in ("foreach", "while_loop", "cond"):
+    OVERRIDES["_" + _k] = _loop_cases(_k, False)
+    OVERRIDES["_backward_" + _k] = _loop_cases(_k, True)
