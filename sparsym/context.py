@@ -20,7 +20,7 @@ class _ContextMeta(type):
 
     @default_ctx.setter
     def default_ctx(cls, ctx):
-        cls._default.value = ctx
+        cls._default_ctx.value = ctx
 
 
 class Context(metaclass=_ContextMeta):
