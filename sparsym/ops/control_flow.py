@@ -294,10 +294,11 @@ def _out_meta(a):
 def _foreach_forward(a, xs):
     data, states, free = _foreach_split(a, xs)
     train = bool(a.get("__is_train__", False))
+    data = [st.todense(d) for d in data]
     length = data[0].shape[0] if data else 0
     steps = []
     for t in range(length):
-        res = HOOKS.run(a.subgraph, [st.todense(d)[t] for d in data] + states + free, train)
+        res = HOOKS.run(a.subgraph, [d[t] for d in data] + states + free, train)
         steps.append(res[:a.num_out_data])
         states = list(res[a.num_out_data:])
     dtypes = [_body_dtype(a, k) for k in range(a.num_out_data)]
@@ -335,8 +336,6 @@ def _foreach_backward(a, xs):
         g_states = grads[nd:nd + ns]
         for i, g in enumerate(grads[nd + ns:]):
             g_free[i] += g
-    if not length:
-        g_states = [st.todense(g) for g in ograds[no:]]
     return tuple(g_data) + tuple(g_states) + tuple(g_free)
 
 
