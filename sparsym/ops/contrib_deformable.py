@@ -122,16 +122,6 @@ def _gradient(bwd_name):
     return gradient
 
 
-def _bwd_shape(a, ins, outs):
-    for i in range(len(outs)):
-        rules.set_shape(outs, i, ins[i + 1], "output")
-    return ins, outs
-
-
-def _bwd_type(a, ins, outs):
-    for i in range(len(outs)):
-        rules.set_type(outs, i, ins[i + 1], "output")
-    return ins, outs
 
 
 def _register(name, modulated, doc):
@@ -147,7 +137,7 @@ def _register(name, modulated, doc):
         num_outputs=lambda a: len(names(a)), output_names=lambda a: tuple(
             f"{n}_grad" for n in names(a)),
         dispatch=(Dispatch((D, "..."), (D,), _backward(modulated)),),
-        infer_shape=_bwd_shape, infer_type=_bwd_type))
+        infer_shape=rules.grads_like_inputs(1), infer_type=rules.grads_like_inputs_type(1)))
 
 
 _register("_contrib_DeformableConvolution", False, """Deformable 2-D convolution (DCN v1).

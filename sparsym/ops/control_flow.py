@@ -186,6 +186,10 @@ def _n_in(a):
     return a.num_args - sum(1 for k in _SUBGRAPH_KEYS if k in a)
 
 
+def _n_outputs(a):
+    return a.num_outputs
+
+
 def _n_args(a):
     return tuple(f"arg{i}" for i in range(_n_in(a)))
 
@@ -347,18 +351,6 @@ def _loop_gradient(bwd_op):
     return gradient
 
 
-def _bwd_shape(a, ins, outs):
-    n_out = a.num_outputs
-    for i in range(len(outs)):
-        rules.set_shape(outs, i, ins[n_out + i], "output")
-    return ins, outs
-
-
-def _bwd_type(a, ins, outs):
-    n_out = a.num_outputs
-    for i in range(len(outs)):
-        rules.set_type(outs, i, ins[n_out + i], "output")
-    return ins, outs
 
 
 def _bwd_inputs(a):
@@ -369,14 +361,15 @@ def _register(name, params, forward, backward, shape, dtype, doc):
     """A control-flow op ``_<name>`` and its ``_backward_<name>`` (inputs: the head
     gradients, then the forward inputs; outputs: one gradient per forward input)."""
     register(OpDef(
-        f"_{name}", params=params, inputs=_n_args, num_outputs=lambda a: a.num_outputs,
+        f"_{name}", params=params, inputs=_n_args, num_outputs=_n_outputs,
         dispatch=(Dispatch(("...",), ("default",), forward),), infer_shape=shape,
         infer_type=dtype, gradient=_loop_gradient(f"_backward_{name}"), needs_is_train=True,
         needs_out_shapes=True, doc=doc))
     register(OpDef(
         f"_backward_{name}", params=params, inputs=_bwd_inputs, num_outputs=_n_in,
         output_names=_grad_names, dispatch=(Dispatch(("...",), ("default",), backward),),
-        infer_shape=_bwd_shape, infer_type=_bwd_type, needs_is_train=True))
+        infer_shape=rules.grads_like_inputs(_n_outputs),
+        infer_type=rules.grads_like_inputs_type(_n_outputs), needs_is_train=True))
 
 
 _register(
