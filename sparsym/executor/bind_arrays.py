@@ -202,7 +202,7 @@ def bind_given(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx, sh
         if gr is not None and gr.shape != tuple(plan.shapes[e]):
             raise ShapeError(f"bind: gradient array for {n} has shape {gr.shape}, expected "
                              f"{tuple(plan.shapes[e])}")
-        grads.append(gr if reqs[n] != "null" else None)
+        grads.append(gr)  # MXNet keeps a given array under grad_req 'null' (untouched)
     return Executor(symbol, ctx, plan, list(arg_list), grads, aux_arrays,
                     [reqs[n] for n in arg_names], group2ctx,
                     shared_exec._pool if shared_exec is not None else None,
