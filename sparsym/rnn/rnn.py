@@ -1,10 +1,12 @@
 """RNN checkpoints: save/load with cell weights in their unpacked (per-gate) form."""
 from __future__ import annotations
 
-from .. import model
+import warnings
+
+from .. import model, symbol
 from .rnn_cell import BaseRNNCell
 
-__all__ = ["save_rnn_checkpoint", "load_rnn_checkpoint", "do_rnn_checkpoint"]
+__all__ = ["save_rnn_checkpoint", "load_rnn_checkpoint", "do_rnn_checkpoint", "rnn_unroll"]
 
 
 def _cells(cells):
@@ -48,3 +50,16 @@ def do_rnn_checkpoint(cells, prefix, period=1):
         if (iter_no + 1) % period == 0:
             save_rnn_checkpoint(cells, prefix, iter_no + 1, sym, arg, aux)
     return _callback
+
+
+def rnn_unroll(cell, length, inputs=None, begin_state=None, input_prefix="", layout="NTC"):
+    """Deprecated: ``cell.unroll(length, inputs, begin_state, layout)``.
+
+    Without ``inputs`` the steps read variables ``<input_prefix>t<i>_data`` (what the old
+    API made; MXNet 1.9.1's own version fails passing ``input_prefix`` to ``unroll``).
+    """
+    warnings.warn("rnn_unroll is deprecated. Please call cell.unroll directly.",
+                  DeprecationWarning, stacklevel=2)
+    if inputs is None:
+        inputs = [symbol.Variable(f"{input_prefix}t{i}_data") for i in range(length)]
+    return cell.unroll(length=length, inputs=inputs, begin_state=begin_state, layout=layout)

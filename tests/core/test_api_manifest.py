@@ -39,10 +39,6 @@ EXCLUDED = {
         **{n: OUT_OF_SCOPE for n in ("image", "imdecode", "numpy", "numpy_extension")},
         **{n: TODO for n in ("get_indexing_dispatch_code", "get_oshape_of_gather_nd_op",
                              "indexing_key_expand_implicit_axes")}},
-    "mxnet.rnn": {n: TODO for n in (
-        "DataBatch",
-        "DataDesc", "DataIter", "init", "load_checkpoint", "ndarray", "rnn_unroll",
-        "save_checkpoint", "symbol")},
     "mxnet.symbol": {n: OUT_OF_SCOPE for n in ("image", "numpy", "numpy_extension")},
 }
 
