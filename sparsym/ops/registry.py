@@ -105,6 +105,9 @@ class OpDef:
     needs_is_train: bool = False
     # the kernel draws random numbers: two equal nodes are different (no merging)
     random: bool = False
+    # ``f(attrs, in_stypes)`` raising MXNetError where MXNet refuses the dense fallback
+    # (BatchNorm's fix_gamma on sparse inputs); called before a fallback is chosen
+    check_fallback: Callable | None = None
     # when True the kernel's attrs carry '__out_shapes__' (inferred output shapes): ops with
     # no data input whose shape may be completed by inference (zeros with shape (0, n))
     needs_out_shapes: bool = False
@@ -262,6 +265,8 @@ def resolve_dispatch(op: OpDef, attrs, in_stypes, n_out=None):
                     else tuple(row.infer_stypes(attrs, in_stypes)))
             dense = all(s == "default" for s in in_stypes) and all(s == "default" for s in outs)
             return row, outs, ("dense" if dense else "sparse")
+    if op.check_fallback is not None:
+        op.check_fallback(attrs, in_stypes)
     dense_in = ("default",) * len(in_stypes)
     dense_row = next((r for r in op.dispatch if r.matches(attrs, dense_in)), op.dispatch[0])
     # MXNet: a requested forward_stype (dot) without a kernel falls back to dense and

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import MXNetError
 from ...kernels import norm as knorm
 from .. import rules
 from ..grad import kept, multi_bw
@@ -149,13 +150,20 @@ def _bn_grad(node, og):
 _bn_bwd_shape = rules.grads_like_inputs(1, sources=(0, 1, 1))
 
 
+def _bn_check_fallback(attrs, in_stypes):
+    """MXNet refuses sparse inputs with fix_gamma (its storage inference fails)."""
+    if attrs.fix_gamma:
+        raise MXNetError("fix_gamma=True is not supported for sparse ndarrays. Tracked at "
+                         "#11647")
+
+
 register(OpDef(
     "BatchNorm", params=_BN,
     inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
     aux=("moving_mean", "moving_var"), mutates=(3, 4), needs_is_train=True,
     num_outputs=3, num_visible_outputs=lambda a: 3 if a.output_mean_var else 1,
     output_names=("output", "mean", "var"),
-    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_fwd),),
+    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_fwd),), check_fallback=_bn_check_fallback,
     infer_shape=bn_shape, infer_type=rules.same_type, gradient=_bn_grad,
     doc="""Batch normalization over all axes but ``axis``.
 
