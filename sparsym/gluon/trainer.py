@@ -13,7 +13,7 @@ __all__ = ["Trainer"]
 
 
 def _is_kvstore(kv):
-    return isinstance(kv, _kvs.KVStore) or hasattr(kv, "row_sparse_pull")
+    return isinstance(kv, (_kvs.KVStore, _kvbase.KVStoreBase)) or hasattr(kv, "row_sparse_pull")
 
 
 def _create_kvstore(kvstore, num_device, arg_arrays):
@@ -166,9 +166,12 @@ class Trainer:
                     continue
                 param_arrays = param._check_and_get(param._data, list)
                 idx = self._param2idx[param.name]
-                self._kvstore.init(idx, param_arrays[0])
-                if param._stype == "default":
-                    self._kvstore.pull(idx, param_arrays, priority=-idx)
+                if param._stype != "default":
+                    self._kvstore.init(idx, param_arrays[0])
+                else:
+                    # MXNet 1.9.1: dense parameters go out by broadcast, which every
+                    # KVStoreBase store (teststore included) implements
+                    self._kvstore.broadcast(idx, param_arrays[0], param_arrays, priority=-idx)
         self._params_to_init = params_to_init
 
     def _reset_kvstore(self):
