@@ -35,3 +35,11 @@ def randn(*shape, **kwargs):
     """Standard-normal samples (``mx.nd.random.randn``)."""
     from .ndarray.random import randn as _r
     return _r(*shape, **kwargs)
+
+
+def __getattr__(name):
+    """The other samplers of ``mx.nd.random`` (MXNet's mx.random re-exports them all)."""
+    from .ndarray import random as _ndr
+    if name in _ndr.__all__:
+        return getattr(_ndr, name)
+    raise AttributeError(f"module 'sparsym.random' has no attribute {name!r}")

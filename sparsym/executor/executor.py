@@ -1,6 +1,7 @@
 """Executor: arrays allocated per plan; forward()/backward() run the plan's steps."""
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -42,6 +43,25 @@ def normalize_grad_req(grad_req, arg_names, where):
                     f"{type(grad_req).__name__}")
 
 
+def _can_adopt(mine, value) -> bool:
+    """Whether a 'write' may hand ``value``'s buffer to the gradient array instead of copying.
+
+    Only when nothing else can see either buffer: both own their memory (no pool views, no
+    views of them alive) and the only references are the executor's env slot, the gradient
+    NDArray and this call chain (CPython reference counts). A fresh gradient buffer costs a
+    page fault per 4 KiB on first write, often more than the kernel that produced it.
+    """
+    return (type(value) is np.ndarray and value.base is None and mine.base is None
+            and value.shape == mine.shape and value.dtype == mine.dtype
+            and value.flags.c_contiguous and value.flags.writeable
+            and sys.getrefcount(value) <= _ADOPT_REFS and sys.getrefcount(mine) <= _ADOPT_REFS)
+
+
+# references to each buffer while _can_adopt runs: the env slot (value) or the NDArray's
+# _raw (mine), _write's local, _can_adopt's argument and getrefcount's own argument
+_ADOPT_REFS = 4
+
+
 def _write(target: NDArray, value, req):
     """Apply a gradient request to a persistent array."""
     mine = target._raw
@@ -58,6 +78,9 @@ def _write(target: NDArray, value, req):
         target._raw = st.cast_raw(st.todense(mine) + st.todense(value), target.stype)
         return
     if isinstance(mine, np.ndarray):
+        if _can_adopt(mine, value):
+            target._raw = value
+            return
         np.copyto(mine, st.todense(value), casting="unsafe")
     else:
         target._raw = st.cast_raw(value, target.stype)

@@ -189,9 +189,14 @@ class NDArrayIter(DataIter):
         self.label = _init_data(label, True, label_name)
         self.num_data = self.data[0][1].shape[0]
         for k, v in self.data + self.label:
-            if v.shape[0] != self.num_data:
-                raise ShapeError(f"NDArrayIter: all arrays must have the same number of rows; "
-                                 f"{k} has {v.shape[0]}, expected {self.num_data}")
+            if v.shape[0] < self.num_data:
+                raise ShapeError(f"NDArrayIter: every array needs as many rows as the first "
+                                 f"data array; {k} has {v.shape[0]}, expected {self.num_data}")
+        # MXNet reads only the first num_data rows of a longer array (its padded last batch
+        # then runs past them: those rows are dropped here instead)
+        n = self.num_data
+        self.data, self.label = ([(k, _slice_rows(v, 0, n) if v.shape[0] > n else v)
+                                  for k, v in arrays] for arrays in (self.data, self.label))
         if self.num_data < batch_size and last_batch_handle == "discard":
             raise MXNetError("batch_size needs to be smaller than data size.")
         self.shuffle = shuffle

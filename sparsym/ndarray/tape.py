@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import threading
 
-from ..ops.params import Attrs
+from ..ops.params import Attrs, is_plain
 from ..symbol.graph import Node
 
 __all__ = ["STATE", "TapeNode", "variable", "record", "mark"]
@@ -50,7 +50,9 @@ def _given(attrs):
         return attrs.to_strings()
     if g is None:
         g = attrs.to_strings()
-        if len(_GIVEN) < 4096:
+        # only value-like parameters: a memo keyed by a Function (autograd.Function's
+        # node) would keep its saved arrays, and a hybridized block's executor, alive
+        if len(_GIVEN) < 4096 and all(is_plain(v) for v in attrs.values()):
             _GIVEN[attrs] = g
     return g
 

@@ -3,7 +3,7 @@ gradient rules build. It lives with the op records so that ops can build backwar
 without importing the symbol or pass layers (which import it from here)."""
 from __future__ import annotations
 
-from .params import Attrs
+from .params import Attrs, is_plain
 from .registry import get_op
 
 __all__ = ["Node", "make_node"]
@@ -76,6 +76,9 @@ def make_node(op_name, inputs, name, **params):
     if hit is None:
         attrs = op.params.parse(op_name, params)
         hit = (attrs, {k: str(v) for k, v in params.items()})
-        if key is not None and len(_PARSED) < 4096:
+        # plain values only: a memo keyed by a Function (autograd.Function's backward
+        # node) would keep its saved arrays, and a hybridized block's executor, alive
+        if key is not None and len(_PARSED) < 4096 and all(is_plain(v)
+                                                            for v in params.values()):
             _PARSED[key] = hit
     return Node(op, name, hit[0], {}, inputs, hit[1])

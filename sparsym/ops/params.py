@@ -104,6 +104,14 @@ class Attrs(dict):
         return {k: format_attr(v) for k, v in self.items() if v is not None}
 
 
+def is_plain(v) -> bool:
+    """Whether a parameter value is plain data (numbers, strings, dtypes, tuples of them),
+    so that memoising by it keeps no object graph alive."""
+    if isinstance(v, tuple):
+        return all(is_plain(x) for x in v)
+    return v is None or isinstance(v, (str, int, float, np.generic, np.dtype))
+
+
 def _hashable(v):
     if isinstance(v, (list, tuple)):
         return tuple(_hashable(x) for x in v)
@@ -124,6 +132,10 @@ class Params:
 
     def parse(self, op_name: str, kwargs: dict) -> Attrs:
         """Validate and convert ``kwargs``; unknown names and bad values raise ParamError."""
+        if not self.fields:
+            # MXNet: an operator without a parameter struct keeps whatever attributes it is
+            # given and ignores them (nd.broadcast_maximum(a, b, axis=1) runs)
+            return Attrs({})
         out = {}
         for key, value in kwargs.items():
             if key not in self.fields:

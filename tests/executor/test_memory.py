@@ -291,3 +291,47 @@ def test_buckets_run_in_the_memory_of_the_largest_bucket():
     assert peak_all <= peak_largest * 1.1 + 64 * 1024
     assert now - base <= 64 * 1024      # nothing intermediate is retained between runs
     assert all(all(v is None for v in e._env) for e in execs)
+
+
+def test_gradient_write_keeps_views_and_adopts_only_unshared_buffers():
+    # a 'write' may hand the kernel's fresh buffer to the gradient array, but never while
+    # something else can see the old buffer (a view taken by the user)
+    x = mx.nd.ones((3, 4))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.slice(x, begin=(0, 1), end=(2, 3)) * 2
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy()[:2, 1:3], 2.0)
+    view = x.grad.reshape((12,))
+    with mx.autograd.record():
+        y = mx.nd.slice(x, begin=(1, 0), end=(3, 2)) * 3
+    y.backward()
+    expected = np.zeros((3, 4), np.float32)
+    expected[1:3, 0:2] = 3
+    np.testing.assert_array_equal(x.grad.asnumpy(), expected)
+    np.testing.assert_array_equal(view.asnumpy(), expected.ravel())
+
+
+def test_recorded_function_is_released_after_backward():
+    # parameter memos must not keep an autograd.Function (and what it saved) alive
+    import gc
+    import weakref
+
+    class Twice(mx.autograd.Function):
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, dy):
+            return dy * 2
+
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    f = Twice()
+    ref = weakref.ref(f)
+    with mx.autograd.record():
+        y = f(x)
+    y.backward()
+    del f, y
+    gc.collect()
+    assert ref() is None
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2.0, 2.0])

@@ -126,10 +126,19 @@ def test_hard_reset_drops_roll_over():
 def test_errors():
     with pytest.raises(ValueError, match="last_batch_handle"):
         mx.io.NDArrayIter(X, batch_size=4, last_batch_handle="wrap")
-    with pytest.raises(ShapeError, match="same number of rows"):
+    with pytest.raises(ShapeError, match="as many rows as the first data array"):
         mx.io.NDArrayIter(X, np.arange(9), batch_size=4)
     with pytest.raises(MXNetError, match="row_sparse"):
         mx.io.NDArrayIter(mx.nd.array(X).tostype("row_sparse"), batch_size=4)
+
+
+def test_longer_label_reads_its_first_rows():
+    # MXNet reads the first num_data rows of a longer array (test_loss's sample weights)
+    it = mx.io.NDArrayIter(np.ones((10, 3)), {"label": np.arange(20), "w": np.arange(20)},
+                           batch_size=4)
+    assert [d.shape for d in it.provide_label] == [(4,), (4,)]
+    batches = [b.label[0].asnumpy().tolist() for b in it]
+    assert batches == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 0, 1]]
 
 
 def test_databatch_and_datadesc():

@@ -40,3 +40,16 @@ def test_parameter_order_matches_mxnet(name):
     else:
         got = list(declared_inputs(op))
         assert got == mx_inputs[:len(got)]
+
+
+def test_parameterless_ops_ignore_extra_attributes():
+    # MXNet: an op without a parameter struct keeps and ignores any keyword (test_loss calls
+    # broadcast_maximum(..., axis=1)); an op with parameters still rejects unknown names
+    from sparsym import nd, sym
+    from sparsym.base import ParamError
+    out = nd.broadcast_maximum(nd.array([0.0]), nd.array([[1.0], [-1.0]]), axis=1)
+    assert out.asnumpy().tolist() == [[1.0], [0.0]]
+    s = sym.broadcast_add(sym.var("a"), sym.var("b"), axis=1)
+    assert s.list_arguments() == ["a", "b"]
+    with pytest.raises(ParamError, match="unknown parameter 'foo'"):
+        nd.sum(nd.ones((2,)), foo=1)

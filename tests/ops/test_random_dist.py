@@ -75,3 +75,13 @@ def test_unique_zipfian():
     assert classes.dtype == np.int64 and tries.shape == (3,)
     for row, t in zip(classes.asnumpy(), tries.asnumpy()):
         assert np.unique(row).size == 200 and row.min() >= 0 and row.max() < 1000 and t >= 200
+
+
+def test_mx_random_reexports_nd_random_samplers():
+    # MXNet's mx.random is nd.random's namespace plus seed
+    mx.random.seed(3)
+    a = mx.random.poisson(lam=4, shape=(2000, 1))
+    assert a.shape == (2000, 1) and abs(float(a.mean().asscalar()) - 4.0) < 0.3
+    assert mx.random.multinomial is mx.nd.random.multinomial
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = mx.random.nope

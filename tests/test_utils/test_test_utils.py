@@ -233,3 +233,21 @@ def test_download_retries_then_raises(tmp_path):
     existing = tmp_path / "have"
     existing.write_text("x")
     assert tu.download("http://127.0.0.1:9/x", fname=str(existing)) == str(existing)
+
+
+def test_almost_equal_large_arrays_match_numpy_allclose():
+    # arrays above a million elements take a one-pass path: same answers as np.allclose
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((2, 600_000)).astype(np.float32)
+    b = (a + 1e-7).astype(np.float64)
+    assert mx.test_utils.almost_equal(a, b, rtol=1e-5, atol=1e-6)
+    b[1, 7] += 1e-3
+    assert not mx.test_utils.almost_equal(a, b, rtol=1e-5, atol=1e-6)
+    a[0, 3] = b[0, 3] = np.nan
+    b[1, 7] = a[1, 7]
+    assert not mx.test_utils.almost_equal(a, b, rtol=1e-5, atol=1e-6)
+    assert mx.test_utils.almost_equal(a, b, rtol=1e-5, atol=1e-6, equal_nan=True)
+    a[0, 4], b[0, 4] = np.inf, -np.inf
+    assert not mx.test_utils.almost_equal(a, b, equal_nan=True)
+    with pytest.raises(AssertionError, match="Error"):
+        mx.test_utils.assert_almost_equal(a, b, equal_nan=True)
