@@ -76,6 +76,15 @@ class Initializer:
         self._verbose = False
         self._print_func = None
 
+    def __eq__(self, other):
+        # MXNet 1.9.1: same class and same constructor arguments (so a shared Parameter
+        # can be fetched again with an equal, not identical, initializer)
+        if not isinstance(other, Initializer):
+            return NotImplemented
+        return type(self) is type(other) and self._kwargs == other._kwargs
+
+    __hash__ = None  # equal initializers would need equal hashes; MXNet's are unhashable
+
     def set_verbosity(self, verbose=False, print_func=None):
         self._verbose = verbose
         self._print_func = print_func

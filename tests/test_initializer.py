@@ -150,3 +150,23 @@ def test_create_from_dumps_and_alias():
     mx.init.create("sevens")(mx.init.InitDesc("x_weight"), a)
     assert a.asnumpy().tolist() == [7, 7]
     assert mx.initializer.load is mx.nd.load and mx.initializer.NDArray is mx.nd.NDArray
+
+
+def test_initializers_compare_by_class_and_arguments():
+    # MXNet 1.9.1: a shared Parameter is fetched again with an equal initializer
+    assert mx.init.Constant(-10.0) == mx.init.Constant(-10.0)
+    assert mx.init.Constant(-10.0) != mx.init.Constant(1.0)
+    assert mx.init.Xavier() == mx.init.Xavier() and mx.init.Xavier() != mx.init.Uniform()
+    assert mx.init.Constant(1.0) != "constant"
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(mx.init.Zero())
+    from sparsym import gluon
+
+    class Block(gluon.HybridBlock):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.param = self.params.get("param", shape=(1,), init=mx.init.Constant(-10.0))
+
+    first = Block()
+    assert Block(params=first.collect_params()).param is first.param

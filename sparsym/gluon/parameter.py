@@ -11,6 +11,7 @@ from .. import autograd, initializer, ndarray
 from .. import symbol as _symbol
 from ..context import Context, cpu, current_context
 from ..ndarray.ndarray import NDArray
+from ..util import is_np_shape
 
 __all__ = ["DeferredInitializationError", "Parameter", "Constant", "ParameterDict",
            "tensor_types"]
@@ -139,6 +140,10 @@ class Parameter:
 
     @property
     def shape(self):
+        if self._shape is not None and is_np_shape():
+            # MXNet: under NumPy shapes an unknown dimension is -1, and a Parameter is
+            # never zero-size, so its 0 (not yet inferred) dimensions read as -1
+            return tuple(-1 if d == 0 else d for d in self._shape)
         return self._shape
 
     @shape.setter

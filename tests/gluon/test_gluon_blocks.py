@@ -198,3 +198,40 @@ def test_losses_forward():
     np.testing.assert_allclose(l2, (pred.asnumpy() ** 2 / 2).mean(1), rtol=1e-6)
     hinge = gluon.loss.HingeLoss()(pred, mx.nd.array([[1, -1], [-1, 1]])).asnumpy()
     np.testing.assert_allclose(hinge, [(0.8 + 1.8) / 2, (1.9 + 0.9) / 2], rtol=1e-6)
+
+
+def test_deferred_parameter_under_numpy_shapes():
+    # MXNet: under np_shape a Parameter's not-yet-inferred dims read as -1
+    p = gluon.Parameter("w", shape=(16, 0))
+    assert p.shape == (16, 0)
+    with mx.np_shape(True):
+        assert p.shape == (16, -1)
+        dense = nn.Dense(16)
+        dense.initialize()
+        assert dense(mx.nd.zeros((2, 20))).shape == (2, 16)
+        assert dense.weight.shape == (16, 20)
+
+
+def test_sync_batchnorm_on_one_device_is_batchnorm():
+    from sparsym.gluon.contrib.nn import SyncBatchNorm
+    x = mx.nd.array(np.random.default_rng(0).uniform(size=(6, 3, 4)))
+    bn, sbn = nn.BatchNorm(in_channels=3), SyncBatchNorm(in_channels=3)
+    bn.initialize()
+    sbn.initialize()
+    grads = []
+    for layer in (bn, sbn):
+        xi = x.copy()
+        xi.attach_grad()
+        with autograd.record():
+            loss = (layer(xi) ** 2).sum()
+        loss.backward()
+        grads.append(xi.grad.asnumpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(bn.running_mean.data().asnumpy(),
+                               sbn.running_mean.data().asnumpy(), rtol=1e-6)
+    sbn.hybridize()
+    np.testing.assert_allclose(sbn(x).asnumpy(), bn(x).asnumpy(), rtol=1e-5, atol=1e-6)
+    two = SyncBatchNorm(in_channels=3, num_devices=2)
+    two.initialize()
+    with pytest.raises(NotImplementedError, match="ndev=2"):
+        two(x)

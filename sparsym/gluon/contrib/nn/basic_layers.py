@@ -5,10 +5,10 @@ import numbers
 
 from .... import ndarray as nd
 from ...block import Block, HybridBlock
-from ...nn import HybridSequential, Sequential
+from ...nn import BatchNorm, HybridSequential, Sequential
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "PixelShuffle1D",
-           "PixelShuffle2D", "PixelShuffle3D"]
+           "PixelShuffle2D", "PixelShuffle3D", "SyncBatchNorm"]
 
 
 class Concurrent(Sequential):
@@ -127,3 +127,41 @@ class PixelShuffle3D(HybridBlock):
 
     def __repr__(self):
         return f"{self.__class__.__name__}({self._factors})"
+
+
+class SyncBatchNorm(BatchNorm):
+    """Batch normalization over the channel axis 1 with statistics shared by
+    ``num_devices`` devices (MXNet's contrib ``SyncBatchNorm``).
+
+    On one device it is :class:`~sparsym.gluon.nn.BatchNorm`; ``num_devices > 1`` raises
+    NotImplementedError at the first forward (sparsym has no cross-device barrier).
+
+    Parameters
+    ----------
+    in_channels : int
+    num_devices : int or None
+        None means one (MXNet counts the GPUs, and there are none).
+    momentum, epsilon, center, scale, use_global_stats, beta_initializer,
+    gamma_initializer, running_mean_initializer, running_variance_initializer :
+        As for BatchNorm.
+    """
+
+    def __init__(self, in_channels=0, num_devices=None, momentum=0.9, epsilon=1e-5,
+                 center=True, scale=True, use_global_stats=False, beta_initializer="zeros",
+                 gamma_initializer="ones", running_mean_initializer="zeros",
+                 running_variance_initializer="ones", **kwargs):
+        super().__init__(axis=1, momentum=momentum, epsilon=epsilon, center=center,
+                         scale=scale, use_global_stats=use_global_stats,
+                         beta_initializer=beta_initializer,
+                         gamma_initializer=gamma_initializer,
+                         running_mean_initializer=running_mean_initializer,
+                         running_variance_initializer=running_variance_initializer,
+                         in_channels=in_channels, **kwargs)
+        self._kwargs = {"eps": epsilon, "momentum": momentum, "fix_gamma": not scale,
+                        "use_global_stats": use_global_stats,
+                        "ndev": 1 if num_devices is None else num_devices,
+                        "key": self.prefix}
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.contrib.SyncBatchNorm(x, gamma, beta, running_mean, running_var, name="fwd",
+                                       **self._kwargs)
