@@ -43,6 +43,10 @@ class _RNNLayer(HybridBlock):
         self._use_sequence_length = use_sequence_length
         self.skip_states = None
         self._gates = _GATES[mode]
+        self._initializers = {"i2h_weight_initializer": i2h_weight_initializer,
+                              "h2h_weight_initializer": h2h_weight_initializer,
+                              "i2h_bias_initializer": i2h_bias_initializer,
+                              "h2h_bias_initializer": h2h_bias_initializer}
         ng, ni, nh = self._gates, input_size, hidden_size
         for i in range(num_layers):
             for j in ["l", "r"][:self._dir]:
@@ -96,6 +100,31 @@ class _RNNLayer(HybridBlock):
 
     def state_info(self, batch_size=0):
         raise NotImplementedError
+
+    def _unfuse(self):
+        """The same network as a stack of cells sharing this layer's Parameters (MXNet's
+        helper, used to check the fused layer against the cells)."""
+        from . import rnn_cell
+        if self._lstm_state_clip_min is not None or self._lstm_state_clip_max is not None:
+            raise NotImplementedError("_unfuse does not support state clipping")
+        make = {"rnn_relu": lambda **kw: rnn_cell.RNNCell(self._hidden_size, "relu", **kw),
+                "rnn_tanh": lambda **kw: rnn_cell.RNNCell(self._hidden_size, "tanh", **kw),
+                "lstm": lambda **kw: rnn_cell.LSTMCell(self._hidden_size, **kw),
+                "gru": lambda **kw: rnn_cell.GRUCell(self._hidden_size, **kw)}[self._mode]
+        stack = rnn_cell.HybridSequentialRNNCell(prefix=self.prefix, params=self.params)
+        with stack.name_scope():
+            ni = self._input_size
+            for i in range(self._num_layers):
+                kw = dict(self._initializers, input_size=ni)
+                if self._dir == 2:
+                    stack.add(rnn_cell.BidirectionalCell(make(prefix=f"l{i}_", **kw),
+                                                         make(prefix=f"r{i}_", **kw)))
+                else:
+                    stack.add(make(prefix=f"l{i}_", **kw))
+                if self._dropout > 0 and i != self._num_layers - 1:
+                    stack.add(rnn_cell.DropoutCell(self._dropout))
+                ni = self._hidden_size * self._dir
+        return stack
 
     def cast(self, dtype):
         super().cast(dtype)
