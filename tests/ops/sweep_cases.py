@@ -429,6 +429,9 @@ OVERRIDES.update({
                                    for t in ("relu", "sigmoid", "tanh", "softrelu", "softsign")],
     "BatchNorm": lambda op, nin: [Case({"fix_gamma": fg}, (S2, (6,), (6,), (6,), (6,)), full=(4,))
                                   for fg in (True, False)],
+    "_contrib_SyncBatchNorm": lambda op, nin: [
+        Case({"fix_gamma": fg, "key": "bn"}, (S2, (6,), (6,), (6,), (6,)), full=(4,))
+        for fg in (True, False)],
     "Cast": lambda op, nin: [Case({"dtype": t}, (S2,)) for t in ("float64", "int32")],
     "Convolution": lambda op, nin: [
         Case({"kernel": (3, 3), "num_filter": 2, "pad": (1, 1), "no_bias": nin == 2},
