@@ -152,8 +152,8 @@ def test_convolution_bad_params():
         mx.sym.Convolution(mx.sym.var("x"), kernel=(3, 3), num_filter=0)
     with pytest.raises(ParamError, match="stride"):
         mx.sym.Convolution(mx.sym.var("x"), kernel=(3, 3), num_filter=2, stride=(0, 1))
-    with pytest.raises(ParamError, match="3-D"):
-        mx.sym.Convolution(mx.sym.var("x"), kernel=(3, 3, 3), num_filter=2)
+    with pytest.raises(ParamError, match="1, 2 or 3 dims"):
+        mx.sym.Convolution(mx.sym.var("x"), kernel=(3, 3, 3, 3), num_filter=2)
     s = mx.sym.Convolution(mx.sym.var("x"), kernel=(5, 5), num_filter=2, name="c")
     with pytest.raises(ShapeError, match="c"):
         s.infer_shape(x=(1, 3, 3, 3))

@@ -1,9 +1,11 @@
-"""Convolution, Deconvolution (1-D and 2-D) and Pooling on the im2col + GEMM kernels."""
+"""Convolution (1-D to 3-D), Deconvolution (1-D and 2-D) and Pooling on the im2col + GEMM
+kernels."""
 from __future__ import annotations
 
 import numpy as np
 
 from ...kernels import conv as kconv
+from ...kernels import conv3d as kconv3d
 from ...kernels import pool as kpool
 from .. import rules
 from ..grad import bw, kept, multi_bw
@@ -20,8 +22,10 @@ def _tup(v, nd, default):
 
 def _geom_check(op, a, deconv=False):
     k = a.kernel
-    require(len(k) in (1, 2), op, f"kernel must have 1 or 2 dims (1-D or 2-D), got {k}"
-            + ("; 3-D convolution is not supported" if len(k) == 3 else ""))
+    if deconv:
+        require(len(k) in (1, 2), op, f"kernel must have 1 or 2 dims (1-D or 2-D), got {k}"
+                + ("; 3-D deconvolution is not supported" if len(k) == 3 else ""))
+    require(len(k) in (1, 2, 3), op, f"kernel must have 1, 2 or 3 dims, got {k}")
     require(all(d is not None and d > 0 for d in k), op, f"kernel dims must be positive, got {k}")
     nd = len(k)
     for name, lo in (("stride", 1), ("dilate", 1), ("pad", 0)) + ((("adj", 0),) if deconv else ()):
@@ -31,7 +35,7 @@ def _geom_check(op, a, deconv=False):
     require(a.num_filter >= 1, op, f"num_filter must be positive, got {a.num_filter}")
     require(a.num_group >= 1, op, f"num_group must be positive, got {a.num_group}")
     if a.layout is not None:
-        want = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC")}[nd]
+        want = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}[nd]
         require(a.layout in want, op, f"layout {a.layout} does not fit a {nd}-D kernel")
 
 
@@ -67,7 +71,7 @@ def _inputs(a):
 
 
 def _channel_last(a):
-    return a.layout in ("NWC", "NHWC")
+    return a.layout in ("NWC", "NHWC", "NDHWC")
 
 
 def _split(a, shape):
@@ -129,14 +133,16 @@ def _geom(a):
 def _conv_fwd(a, xs):
     s, p, d = _geom(a)
     b = None if a.no_bias else xs[2]
-    y = kconv.conv_forward(xs[0], xs[1], b, s, p, d, a.num_group, a.layout)
+    fwd = kconv3d.conv3d_forward if len(a.kernel) == 3 else kconv.conv_forward
+    y = fwd(xs[0], xs[1], b, s, p, d, a.num_group, a.layout)
     return (y.astype(xs[0].dtype, copy=False),)
 
 
 def _conv_bwd(a, xs):
     g, x, w = xs[0], xs[1], xs[2]
     s, p, d = _geom(a)
-    dx, dw, db = kconv.conv_backward(x, w, g, s, p, d, a.num_group, not a.no_bias, a.layout)
+    bwd = kconv3d.conv3d_backward if len(a.kernel) == 3 else kconv.conv_backward
+    dx, dw, db = bwd(x, w, g, s, p, d, a.num_group, not a.no_bias, a.layout)
     out = (dx.astype(x.dtype, copy=False), dw.astype(w.dtype, copy=False))
     return out + (() if a.no_bias else (db.astype(w.dtype, copy=False),))
 
@@ -162,9 +168,11 @@ def _rows(k):
 register(OpDef(
     "Convolution", params=_CONV, inputs=_inputs, dispatch=_rows(_conv_fwd),
     infer_shape=conv_shape, infer_type=rules.same_type, gradient=_grad("_backward_Convolution"),
-    doc="""1-D or 2-D convolution (cross-correlation) with groups, stride, dilation and padding.
+    doc="""1-D, 2-D or 3-D convolution (cross-correlation) with groups, stride, dilation and
+    padding.
 
-    Data NCW/NCHW (or NWC/NHWC with ``layout``); weight (num_filter, C/num_group, *kernel);
+    Data NCW/NCHW/NCDHW (or NWC/NHWC/NDHWC with ``layout``); weight (num_filter,
+    C/num_group, *kernel);
     bias (num_filter,). Output extent per dim: floor((x + 2p - d(k-1) - 1)/s) + 1.
     Runs im2col + BLAS GEMM (row-shift variant for stride-1 kernels).
 
@@ -176,7 +184,7 @@ register(OpDef(
     num_filter : int, required
     num_group : int, default 1
     no_bias : bool, default False
-    layout : {None, 'NCW', 'NCHW', 'NWC', 'NHWC'}
+    layout : {None, 'NCW', 'NCHW', 'NCDHW', 'NWC', 'NHWC', 'NDHWC'}
     workspace, cudnn_tune, cudnn_off : accepted, ignored
 
     Examples
@@ -313,7 +321,7 @@ _POOL = Checked(
 
 
 def _pool_cl(a):
-    return a.layout in ("NWC", "NHWC")
+    return a.layout in ("NWC", "NHWC", "NDHWC")
 
 
 def pool_shape(attrs, ins, outs):
