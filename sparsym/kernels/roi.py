@@ -3,7 +3,9 @@
 ROIAlign averages bilinear samples on a regular grid in each output bin. Sampling is
 separable, so per ROI the output is ``Ay @ data[c] @ Ax.T`` with ``Ay`` (PH, H) and ``Ax``
 (PW, W) the bin-averaged interpolation weights; the gradient is ``Ay.T @ dy @ Ax``.
-rois are (R, 5) rows [batch index, x1, y1, x2, y2] in image coordinates.
+rois are (R, 5) rows [batch index, x1, y1, x2, y2] in image coordinates; RROIAlign's are
+(R, 6) rows [batch index, center x, center y, width, height, angle in degrees], whose
+rotated sampling grid is not separable: its samples are gathered point by point.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import math
 
 import numpy as np
 
-__all__ = ["roi_align_forward", "roi_align_backward"]
+__all__ = ["roi_align_forward", "roi_align_backward", "rroi_align_forward"]
 
 
 def _axis_weights(start, size, bins, grid, length):
@@ -82,3 +84,42 @@ def roi_align_backward(a, dy, data_shape, rois, dtype):
         else:
             g[b] += ay.T @ dy[r] @ ax
     return g.astype(dtype)
+
+
+def _bilinear_points(plane, y, x, h, w):
+    """Bilinear samples of (C, H*W) planes at points (y, x) (1-D arrays): (C, points);
+    points beyond (-1, H) x (-1, W) read 0, the last row/column is clamped (ROIAlign's)."""
+    out_of = (y < -1.0) | (y > h) | (x < -1.0) | (x > w)
+    y, x = np.maximum(y, 0.0), np.maximum(x, 0.0)
+    y0, x0 = np.floor(y).astype(np.int64), np.floor(x).astype(np.int64)
+    cy, cx = y0 >= h - 1, x0 >= w - 1
+    y0, x0 = np.where(cy, h - 1, y0), np.where(cx, w - 1, x0)
+    ly, lx = np.where(cy, 0.0, y - y0), np.where(cx, 0.0, x - x0)
+    y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
+    val = (plane[:, y0 * w + x0] * ((1 - ly) * (1 - lx)) + plane[:, y0 * w + x1] * ((1 - ly) * lx)
+           + plane[:, y1 * w + x0] * (ly * (1 - lx)) + plane[:, y1 * w + x1] * (ly * lx))
+    return np.where(out_of, 0.0, val)
+
+
+def rroi_align_forward(data, rois, pooled_size, spatial_scale, sampling_ratio):
+    """(R, C, PH, PW): ROIAlign over rotated boxes (no gradient, as in MXNet)."""
+    n, c, h, w = data.shape
+    ph, pw = pooled_size
+    out = np.zeros((rois.shape[0], c, ph, pw))
+    planes = data.astype(np.float64).reshape(n, c, h * w)
+    for r, roi in enumerate(rois.astype(np.float64)):
+        cx, cy, rw, rh = roi[1:5] * spatial_scale
+        theta = roi[5] * math.pi / 180.0
+        rw, rh = max(rw, 1.0), max(rh, 1.0)
+        gh = sampling_ratio if sampling_ratio > 0 else int(math.ceil(rh / ph))
+        gw = sampling_ratio if sampling_ratio > 0 else int(math.ceil(rw / pw))
+        gh, gw = max(gh, 1), max(gw, 1)
+        yy = -rh / 2 + (np.arange(ph * gh) + 0.5) * (rh / ph) / gh   # bins' sample rows
+        xx = -rw / 2 + (np.arange(pw * gw) + 0.5) * (rw / pw) / gw
+        gy, gx = np.meshgrid(yy, xx, indexing="ij")
+        cos, sin = math.cos(theta), math.sin(theta)
+        x = gx * cos + gy * sin + cx
+        y = gy * cos - gx * sin + cy
+        v = _bilinear_points(planes[int(roi[0])], y.ravel(), x.ravel(), h, w)
+        out[r] = v.reshape(c, ph, gh, pw, gw).mean(axis=(2, 4))
+    return out.astype(data.dtype)

@@ -1,6 +1,7 @@
 """_contrib_ROIAlign: bilinear region-of-interest pooling (Mask R-CNN), with the
 position-sensitive and ``aligned`` (half-pixel) variants; gradient for the data only, as
-MXNet (rois get none). Kernels in kernels/roi.py."""
+MXNet (rois get none). _contrib_RROIAlign: the same over rotated boxes, forward only (MXNet
+registers no gradient for it). Kernels in kernels/roi.py."""
 from __future__ import annotations
 
 from .. import storage as st
@@ -86,3 +87,47 @@ register(OpDef(
     "_backward_ROIAlign", params=_PARAMS, inputs=("ograd", "data", "rois"),
     dispatch=(Dispatch((D, D, D), (D,), _backward),), infer_shape=rules.grads_like_inputs(1),
     infer_type=rules.grads_like_inputs_type(1)))
+
+
+_RPARAMS = Checked(
+    _check, pooled_size=Field("shape", doc="output bins (PH, PW)"),
+    spatial_scale=Field("float", doc="ROI coordinates to feature-map scale"),
+    sampling_ratio=Field("int", -1, doc="samples per bin and axis (<= 0: ceil(roi / bins))"))
+
+
+def _rshape(a, ins, outs):
+    data, rois = ins
+    if rois is not None and (len(rois) != 2 or rois[1] not in (None, 6)):
+        raise rules.Conflict("shape", 1, "input", "(R, 6) rois [batch, cx, cy, w, h, angle]",
+                             rois)
+    if data is not None:
+        if len(data) != 4:
+            raise rules.Conflict("shape", 0, "input", "4-D data (N, C, H, W)", data)
+        r = rois[0] if rois is not None else None
+        rules.set_shape(outs, 0, (r, data[1]) + tuple(a.pooled_size), "output")
+    return ins, outs
+
+
+def _rforward(a, xs):
+    data, rois = (st.todense(x) for x in xs)
+    return (kroi.rroi_align_forward(data, rois, a.pooled_size, a.spatial_scale,
+                                    a.sampling_ratio),)
+
+
+register(OpDef(
+    "_contrib_RROIAlign", params=_RPARAMS, inputs=("data", "rois"),
+    dispatch=(Dispatch((D, D), (D,), _rforward),), infer_shape=_rshape,
+    infer_type=rules.first_input_type,
+    doc="""Rotated ROIAlign: each bin of a rotated box averages bilinear samples of
+    ``data`` on a grid turned by the box's angle (degrees, counter-clockwise).
+
+    Parameters
+    ----------
+    data : NDArray or Symbol
+        (N, C, H, W) feature map.
+    rois : NDArray or Symbol
+        (R, 6) rows [batch index, center x, center y, width, height, angle].
+    pooled_size : tuple of 2 ints
+    spatial_scale : float
+    sampling_ratio : int
+    """))

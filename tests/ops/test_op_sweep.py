@@ -335,8 +335,9 @@ NO_MXNET_REFERENCE = {
     **dict.fromkeys(("_contrib_Proposal", "_contrib_MultiProposal"),
                     "RPN maps of their own shapes: MXNet 1.9.1's values in "
                     "tests/ops/test_contrib_proposal.py"),
-    "_contrib_ROIAlign": "rois of their own shape: MXNet 1.9.1's values in "
-                         "tests/ops/test_contrib_roi.py",
+    **dict.fromkeys(("_contrib_ROIAlign", "_contrib_RROIAlign"),
+                    "rois of their own shape: MXNet 1.9.1's values in "
+                    "tests/ops/test_contrib_roi.py"),
     **dict.fromkeys(("_contrib_DeformableConvolution", "_contrib_ModulatedDeformableConvolution"),
                     "offsets/masks of their own shapes: MXNet 1.9.1's values in "
                     "tests/ops/test_contrib_deformable.py"),
