@@ -360,6 +360,9 @@ class Executor:
             g = out_grads[i]._raw
             if st.stype_of(g) != plan.stypes[e]:  # MXNet copies into the inferred stype
                 g = st.cast_raw(g, plan.stypes[e])
+            want = plan.dtypes[e]
+            if want is not None and st.stype_of(g) == "default" and g.dtype != want:
+                g = g.astype(want)  # MXNet copies the head gradient into the output's dtype
             if tuple(g.shape) != tuple(plan.shapes[e]):
                 raise ShapeError(f"backward: head gradient {i} ({self.output_names[i]}) has "
                                  f"shape {tuple(g.shape)}, expected {tuple(plan.shapes[e])}")

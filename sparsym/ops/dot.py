@@ -7,7 +7,7 @@ from .. import storage as st
 from ..kernels import csr as kcsr
 from ..kernels._arrays import rows2
 from . import rules
-from .grad import bw
+from .grad import bw, kept
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
 
@@ -145,26 +145,102 @@ def _rows():
     )
 
 
-def dot_grad(node, og):
-    """d lhs = og . rhs^T, d rhs = lhs^T . og (transposes folded), through dot itself,
-    so dot(csr, w) yields a row_sparse weight gradient from the csr.T . dense row."""
-    a, b = node.inputs
-    ta, tb = node.params.transpose_a, node.params.transpose_b
-    g = og[0]
-    # MXNet: the lhs gradient is always dense; the rhs one is row_sparse for dot(csr, x)
-    if not ta:
-        ga = bw("dot", [g, b], node, "lhs_grad", transpose_b=not tb, forward_stype=D)
-    else:
-        ga = bw("dot", [b, g], node, "lhs_grad", transpose_a=tb, transpose_b=True,
-                forward_stype=D)
-    # MXNet's _backward_dot falls back to dense grads when forward_stype='csr'
-    fs_b = D if node.params.forward_stype == C else None
+def _grad_dot_call(which, a):
+    """The 2-D dot computing ``which`` gradient: (dot attrs, operand order over (ograd, lhs,
+    rhs)). MXNet: the lhs gradient is always dense; the rhs one is row_sparse for
+    dot(csr, x), and dense when forward_stype='csr' (its _backward_dot falls back)."""
+    ta, tb = a.transpose_a, a.transpose_b
+    if which == "lhs":
+        if not ta:
+            return dict(transpose_b=not tb, forward_stype=D), (0, 2)
+        return dict(transpose_a=tb, transpose_b=True, forward_stype=D), (2, 0)
     if not tb:
-        gb = bw("dot", [a, g], node, "rhs_grad", transpose_a=not ta, forward_stype=fs_b)
-    else:
-        gb = bw("dot", [g, a], node, "rhs_grad", transpose_a=True, transpose_b=ta,
-                forward_stype=D)
-    return [ga, gb]
+        return dict(transpose_a=not ta, forward_stype=D if a.forward_stype == C else None), (1, 0)
+    return dict(transpose_a=True, transpose_b=ta, forward_stype=D), (0, 1)
+
+
+def _grad_dot_row(which, a, in_stypes):
+    """(dot's row, its output stype, whether it is a fallback) for a sparse gradient."""
+    from .registry import get_op, resolve_dispatch
+    kw, order = _grad_dot_call(which, a)
+    op = get_op("dot")
+    sub = op.params.parse("dot", kw)
+    row, outs, mode = resolve_dispatch(op, sub, tuple(in_stypes[i] for i in order), 1)
+    return sub, order, row, outs[0], mode == "fallback"
+
+
+def _dot_grad_dense(which):
+    """Gradient of dot on dense operands of any rank (MXNet contracts lhs's last axis with
+    rhs's first, after transposes that reverse every axis)."""
+    def kernel(a, xs):
+        g, x, y = xs
+        xt, yt = _t(x, a.transpose_a), _t(y, a.transpose_b)
+        if xt.ndim == 1 and yt.ndim == 1:  # vector . vector: out (1,)
+            r = g.reshape(()) * (yt if which == "lhs" else xt)
+        elif which == "lhs":  # contract g's rhs-axes with yt's trailing axes
+            n = yt.ndim - 1
+            r = np.tensordot(g, yt, axes=(tuple(range(g.ndim - n, g.ndim)),
+                                          tuple(range(1, yt.ndim))))
+        else:
+            m = xt.ndim - 1
+            r = np.tensordot(xt, g, axes=(tuple(range(m)), tuple(range(m))))
+        flag = a.transpose_a if which == "lhs" else a.transpose_b
+        out = _t(r, flag)
+        dt = (x if which == "lhs" else y).dtype
+        return (np.ascontiguousarray(out, dtype=dt),)
+    return kernel
+
+
+def _dot_grad_sparse(which):
+    """A sparse operand: the 2-D dot row MXNet's _backward_dot uses (csr.T . dense...)."""
+    def kernel(a, xs):
+        sub, order, row, stype, fallback = _grad_dot_row(which, a, [st.stype_of(x) for x in xs])
+        ins = [xs[i] for i in order]
+        if fallback:
+            ins = [st.todense(x) for x in ins]
+        out = row.kernel(sub, ins)[0]
+        return (out if st.stype_of(out) == stype else st.cast_raw(out, stype),)
+    return kernel
+
+
+def _dot_grad_grad(which):
+    """Both gradients are bilinear: <h, lhs_grad(g, b)> = <g, dot(h, b)> and
+    <h, rhs_grad(g, a)> = <g, dot(a, h)>, so their own gradients are dots again."""
+    def grad(node, og):
+        g, x, y = node.inputs
+        h = og[0]
+        kw = dict(transpose_a=node.params.transpose_a, transpose_b=node.params.transpose_b)
+        if which == "lhs":
+            d_g = bw("dot", [h, y], node, "grad_ograd", **kw)
+            d_y = bw("_backward_dot_rhs", [g, h, y], node, "grad_rhs", **kw)
+            return [d_g, None, d_y]
+        d_g = bw("dot", [x, h], node, "grad_ograd", **kw)
+        d_x = bw("_backward_dot_lhs", [g, x, h], node, "grad_lhs", **kw)
+        return [d_g, d_x, None]
+    return grad
+
+
+for _w in ("lhs", "rhs"):
+    register(OpDef(
+        f"_backward_dot_{_w}", params=_DOT, inputs=("ograd", "lhs", "rhs"),
+        dispatch=(Dispatch((D, D, D), (D,), _dot_grad_dense(_w)),
+                  Dispatch(("*", "*", "*"), (D,), _dot_grad_sparse(_w),
+                           infer_stypes=lambda a, s, _w=_w: (_grad_dot_row(_w, a, s)[3],))),
+        infer_shape=rules.grads_like_inputs(1, sources=(0 if _w == "lhs" else 1,)),
+        infer_type=rules.grads_like_inputs_type(1, sources=(0 if _w == "lhs" else 1,)),
+        gradient=_dot_grad_grad(_w),
+        doc=f"The {_w} gradient of dot (operands of any rank; sparse ones through dot's "
+            "storage rows)."))
+
+
+def dot_grad(node, og):
+    """d lhs = og . rhs^T, d rhs = lhs^T . og (transposes folded) by _backward_dot_lhs/rhs,
+    separate nodes so that an unwanted gradient (a csr data batch's) is never computed;
+    dot(csr, w) yields a row_sparse weight gradient from the csr.T . dense row."""
+    a, b = node.inputs
+    kw = kept(node)
+    return [bw("_backward_dot_lhs", [og[0], a, b], node, "lhs_grad", **kw),
+            bw("_backward_dot_rhs", [og[0], a, b], node, "rhs_grad", **kw)]
 
 
 register(OpDef(

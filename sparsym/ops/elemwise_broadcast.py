@@ -45,8 +45,15 @@ _BPARTIALS = {
     "minimum": lambda g, a, b: (g * (a <= b), g * (a > b)),
     "hypot": lambda g, a, b: (g * a / np.hypot(a, b), g * b / np.hypot(a, b)),
     # a mod b = a - floor(a / b) * b (numpy's and MXNet's sign convention)
-    "mod": lambda g, a, b: (g, -g * np.floor(a / b)),
+    "mod": lambda g, a, b: _mod_partials(g, a, b),
 }
+
+
+def _mod_partials(g, a, b):
+    """(g, -g * floor(a / b)); MXNet's mod gradients are 0 for integer operands."""
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+        return np.zeros_like(g), np.zeros_like(g)
+    return g, -g * np.floor(a / b)
 
 
 # partials that can divide by zero or overflow (errstate costs microseconds per call)

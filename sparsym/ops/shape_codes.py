@@ -9,8 +9,18 @@ from ..base import ShapeError
 def reshape_target(src, spec, reverse=False):
     """Resolve a Reshape ``shape`` spec against the source shape ``src``."""
     src, spec = tuple(src), tuple(spec)
+    try:
+        return _resolve(src, spec, reverse)
+    except IndexError:
+        raise ShapeError(f"Reshape: shape codes {spec} read more dims than the source shape "
+                         f"{src} has") from None
+
+
+def _resolve(src, spec, reverse):
+    """reshape_target's body (an IndexError means the codes ran past the source dims)."""
     if reverse:
-        res = reshape_target(src[::-1], _reverse_spec(spec), False)
+        # MXNet reverses the code list as it is: (16, 4, -4) reads as (-4, 4, 16)
+        res = _resolve(src[::-1], spec[::-1], False)
         return res[::-1]
     out, i, j, infer = [], 0, 0, -1
     while j < len(spec):
@@ -31,6 +41,9 @@ def reshape_target(src, spec, reverse=False):
             out.append(src[i] * src[i + 1])
             i += 2
         elif c == -4:
+            if j + 2 >= len(spec):
+                raise ShapeError(f"Reshape: -4 in {spec} needs two values after it (the split "
+                                 "factors)")
             d1, d2 = spec[j + 1], spec[j + 2]
             if d1 == -1:
                 d1 = src[i] // d2
@@ -59,19 +72,3 @@ def reshape_target(src, spec, reverse=False):
                          f"than source shape {src}")
     return tuple(out)
 
-
-def _reverse_spec(spec):
-    out, j = [], 0
-    spec = list(spec)
-    # -4 takes two following values; reverse groups so they stay attached
-    groups = []
-    while j < len(spec):
-        if spec[j] == -4:
-            groups.append([-4, spec[j + 2], spec[j + 1]])
-            j += 3
-        else:
-            groups.append([spec[j]])
-            j += 1
-    for g in reversed(groups):
-        out.extend(g)
-    return tuple(out)

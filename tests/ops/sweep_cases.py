@@ -531,3 +531,11 @@ def _loop_cases(kind, backward):
 for _k in ("foreach", "while_loop", "cond"):
     OVERRIDES["_" + _k] = _loop_cases(_k, False)
     OVERRIDES["_backward_" + _k] = _loop_cases(_k, True)
+
+
+def _bwd_dot_cases(op, nin):
+    """(ograd, lhs, rhs) of dot over every transpose pair and forward_stype."""
+    return [Case(c.params, ((4, 5),) + c.shapes) for c in _dot_cases(op, nin)]
+
+
+OVERRIDES["_backward_dot_lhs"] = OVERRIDES["_backward_dot_rhs"] = _bwd_dot_cases

@@ -158,3 +158,23 @@ def test_gamma_gradients_at_the_poles_match_mxnet():
             y = fn(x)
         y.backward()
         np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("make", [lambda a, b: a % b, lambda a, b: mx.sym.broadcast_mod(a, b)])
+def test_integer_mod_gradient_is_zero_and_head_gradient_takes_output_dtype(make):
+    """MXNet: mod's gradients are 0 for integer operands (even where rhs is 0); a float head
+    gradient is copied into the int32 output's dtype (0.5 -> 0, 2.7 -> 2)."""
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    ints = make(mx.sym.cast(a, dtype="int32"), mx.sym.cast(b, dtype="int32"))
+    grads = [mx.nd.empty((2, 3)), mx.nd.empty((2, 3))]
+    ex = ints.bind(mx.cpu(), args={"a": mx.nd.array([[5, 7, 9], [3, 4, 5]]),
+                                   "b": mx.nd.array([[2, 2, 2], [1, 0, 3]])}, args_grad=grads)
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.array([[1.0, 0.5, 2.7], [1.5, 3, -2.5]])])
+    assert not grads[0].asnumpy().any() and not grads[1].asnumpy().any()
+    plus = mx.sym.cast(a, dtype="int32") + mx.sym.cast(b, dtype="int32")
+    ex = plus.bind(mx.cpu(), args={"a": mx.nd.ones((2, 3)), "b": mx.nd.ones((2, 3))},
+                   args_grad=grads)
+    ex.forward(is_train=True)
+    ex.backward([mx.nd.array([[1.0, 0.5, 2.7], [1.5, 3, -2.5]])])
+    np.testing.assert_array_equal(grads[0].asnumpy(), [[1, 0, 2], [1, 3, -2]])

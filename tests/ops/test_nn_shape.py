@@ -23,7 +23,18 @@ RESHAPE_CASES = [
     ((10, 5, 4), (-1, 0), True, (50, 4)), ((10, 5, 4), (-1, 0), False, (40, 5)),
     ((2, 3, 4), (0, 0, -4, 2, 2), False, (2, 3, 2, 2)),
     ((2, 3, 4), (-4, -1, 1, 0, 0), False, (2, 1, 3, 4)),
+    # reverse reads the codes backwards as they are: -4 takes the two codes before it
+    ((64,), (16, 4, -4), True, (16, 4)), ((64,), (16, -1, -4), True, (16, 4)),
+    ((1, 2, 3, 64), (-2, -1, 16, -4), True, (1, 2, 3, 4, 16)),
 ]
+
+
+@pytest.mark.parametrize("src,spec,reverse", [((64,), (-4, 2, 8), True),
+                                              ((64,), (16, -4, -1, -1), False),
+                                              ((4, 4), (-4, 2, -1, 0), True)])
+def test_reshape_codes_mxnet_rejects(src, spec, reverse):
+    with pytest.raises(ShapeError):
+        mx.sym.Reshape(mx.sym.var("x"), shape=spec, reverse=reverse).infer_shape(x=src)
 
 
 @pytest.mark.parametrize("src,spec,reverse,want", RESHAPE_CASES)
