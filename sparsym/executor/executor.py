@@ -326,7 +326,8 @@ class Executor:
 
         Notes
         -----
-        Intermediate results are released as soon as backward has read them. A second
+        Intermediate results are released as soon as backward has read them. Backward
+        before any forward runs the training forward first. A second
         backward without a new forward recomputes the forward pass (same values), except
         for graphs whose training forward is not repeatable (Dropout, BatchNorm), where it
         raises MXNetError.
@@ -336,8 +337,9 @@ class Executor:
             self._zero_unreached_grads()
             return
         if self._state is None:
-            raise MXNetError("backward called before forward; run forward(is_train=True) "
-                             "first")
+            # MXNet runs the backward pass on whatever its forward buffers hold (zeros
+            # before any forward); running the training forward first gives true gradients
+            self._forward(True, keep=True)
         if out_grads is None:
             out_grads = []
         elif isinstance(out_grads, NDArray):
@@ -629,11 +631,12 @@ def simple_bind(symbol, ctx, grad_req, type_dict, stype_dict, group2ctx, shared_
     names = {n.name for n in fwd.input_nodes}
     shapes = {}
     for k, v in kwargs.items():
+        if k not in names:  # MXNet ignores keywords naming no input (take's axis=-1...)
+            continue
         if not isinstance(v, (tuple, list)):
             raise TypeError(f"simple_bind: shape of {k} must be a tuple, got {v!r}")
-        if k in names:  # MXNet ignores shapes of names the graph does not have
-            shapes[k] = tuple(None if d == 0 else int(d) for d in v)
-    listing = "".join(f"{k}: {tuple(v)}\n" for k, v in kwargs.items())
+        shapes[k] = tuple(None if d == 0 else int(d) for d in v)
+    listing = "".join(f"{k}: {tuple(v)}\n" for k, v in kwargs.items() if k in shapes)
     try:
         reqs = normalize_grad_req(grad_req, arg_names, "simple_bind")
         dtypes = {k: dtype_of(v) for k, v in (type_dict or {}).items() if k in names}

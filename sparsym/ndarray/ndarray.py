@@ -690,14 +690,19 @@ def full(shape, val, ctx=None, dtype=None, out=None):
     return wrap(raw, _ctx(ctx))
 
 
-def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, ctx=None, dtype=None):
-    """Evenly spaced values in [start, stop), each repeated ``repeat`` times."""
-    if stop is None:
-        start, stop = 0, start
-    raw = np.arange(start, stop, step, dtype=np.float64).astype(dtype_of(dtype or np.float32))
-    if repeat != 1:
-        raw = np.repeat(raw, int(repeat))
-    return wrap(raw, _ctx(ctx))
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dtype=np.float32):
+    """Evenly spaced values in [start, stop), each repeated ``repeat`` times (the _arange
+    operator; integer dtypes cast start and step first, as MXNet does). ``infer_range`` is
+    deprecated and ignored, as in MXNet."""
+    from .op import invoke
+    if infer_range is not None:
+        import warnings
+        warnings.warn("`infer_range` argument has been deprecated", DeprecationWarning,
+                      stacklevel=2)
+    params = {"start": start, "stop": stop, "step": step, "repeat": repeat,
+              "infer_range": False, "dtype": np.dtype(dtype_of(dtype or np.float32)).name}
+    out = invoke("_arange", [], params)[0]
+    return out if ctx is None else out.as_in_context(_ctx(ctx))
 
 
 def waitall():

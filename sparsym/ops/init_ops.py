@@ -94,8 +94,13 @@ def _arange(a, xs):
     start = 0.0 if a.stop is None and not a.infer_range else a.start
     shp = a.get("__out_shapes__")
     n = shp[0][0] // a.repeat if shp is not None else _arange_len(a) // a.repeat
-    vals = start + a.step * np.arange(n, dtype=np.float64)
-    return (np.repeat(vals, a.repeat).astype(_dt(a)),)
+    dt = _dt(a)
+    if dt.kind in "iu":  # MXNet casts start and step to the integer type first (C truncation)
+        i64 = np.arange(n, dtype=np.int64)
+        vals = int(start) + int(a.step) * i64
+    else:
+        vals = start + a.step * np.arange(n, dtype=np.float64)
+    return (np.repeat(vals, a.repeat).astype(dt),)
 
 
 register(OpDef(

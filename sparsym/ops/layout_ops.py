@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import storage as st
+from ..base import ShapeError
 from . import rules
 from .grad import bw, kept
 from .nn._common import Checked, D, norm_axis, require
@@ -34,8 +35,17 @@ def _block_check(op, a):
 _BLOCK = Checked(_block_check, block_size=Field("int", doc="spatial block size"))
 
 
+def _no_empty_dims(s):
+    """MXNet's depth_to_space/space_to_depth reject 0-size dims (even with NumPy shapes)."""
+    for i, d in enumerate(s):
+        if d == 0:
+            what = "Depth dimension:1" if i == 1 else f"Size of dimension:{i}"
+            raise ShapeError(f"Operation requires a 4D tensor. {what} cannot be 0")
+
+
 def _d2s_shape(a, s):
     b = a.block_size
+    _no_empty_dims(s)
     if len(s) != 4 or s[1] % (b * b):
         raise _bad(f"4-D NCHW data with channels divisible by {b * b}", s)
     return (s[0], s[1] // (b * b), s[2] * b, s[3] * b)
@@ -50,6 +60,7 @@ def _d2s(a, x):
 
 def _s2d_shape(a, s):
     b = a.block_size
+    _no_empty_dims(s)
     if len(s) != 4 or s[2] % b or s[3] % b:
         raise _bad(f"4-D NCHW data with height and width divisible by {b}", s)
     return (s[0], s[1] * b * b, s[2] // b, s[3] // b)
@@ -104,7 +115,10 @@ def _diag_shape(a, s):
         n = s[0] + abs(a.k)
         return (n, n)
     i, j = _diag_axes(a, len(s))
-    size = max(0, min(s[i], s[j] - a.k) if a.k >= 0 else min(s[i] + a.k, s[j]))
+    size = min(s[i], s[j] - a.k) if a.k >= 0 else min(s[i] + a.k, s[j])
+    if size < 0:  # MXNet: an offset past the edge is an error (at the edge: empty)
+        raise ShapeError(f"diag: Diagonal does not exist: k={a.k} is out of range for axes of "
+                         f"sizes {s[i]} and {s[j]}")
     return tuple(d for t, d in enumerate(s) if t not in (i, j)) + (size,)
 
 

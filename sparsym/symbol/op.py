@@ -45,7 +45,9 @@ def call(op_name, args, kwargs, name=None, attr=None, hint=None):
     node_attr, sym_kwargs = {}, {}
     for k in list(kw):
         v = kw[k]
-        if isinstance(v, Symbol):
+        if v is None and not op.params.accepts(k):
+            del kw[k]  # MXNet's front ends skip an input given as None (sequence_length=None)
+        elif isinstance(v, Symbol):
             sym_kwargs[k] = kw.pop(k)
         elif k in HIDDEN_KEYS:
             node_attr[f"__{k}__"] = str(kw.pop(k))

@@ -226,3 +226,20 @@ def test_group2ctx_places_arguments_gradients_aux_and_outputs():
     assert e.outputs[0].context == mx.cpu(2)
     e.forward(x=mx.nd.ones((3, 5)))
     assert e.outputs[0].shape == (3, 2)
+
+
+def test_bind_keeps_given_gradient_arrays_under_null_and_simple_bind_ignores_non_inputs():
+    x, y = _xy()
+    s = x * y
+    gx, gy = mx.nd.ones((2,)) * 5, mx.nd.ones((2,)) * 7
+    e = s.bind(mx.cpu(), args={"x": mx.nd.ones((2,)), "y": mx.nd.ones((2,))},
+               args_grad={"x": gx, "y": gy}, grad_req={"x": "null", "y": "write"})
+    assert e.grad_dict["x"] is gx  # as MXNet: listed, never written
+    e.forward(is_train=True)
+    e.backward(mx.nd.ones((2,)))
+    assert gx.asnumpy().tolist() == [5, 5] and gy.asnumpy().tolist() == [1, 1]
+    # keywords naming no input (take's axis=-1 passed along by a caller) are ignored
+    e = s.simple_bind(mx.cpu(), x=(2,), y=(2,), axis=-1, mode="clip")
+    assert e.arg_dict["x"].shape == (2,)
+    with pytest.raises(TypeError, match="must be a tuple"):
+        s.simple_bind(mx.cpu(), x=2, y=(2,))

@@ -80,3 +80,15 @@ def test_ravel_unravel():
                                                   shape=(5, 5, 5)).asnumpy(), flat)
     assert np.array_equal(mx.nd.unravel_index(mx.nd.array(flat, dtype="int64"),
                                               shape=(5, 5, 5)).asnumpy(), idx)
+
+
+def test_diag_offset_past_the_edge_and_empty_spatial_dims_raise_like_mxnet():
+    x = mx.nd.ones((5, 4))
+    assert mx.nd.diag(x, k=4).shape == (0,) and mx.nd.diag(x, k=-5).shape == (0,)
+    for k in (5, -6):
+        with pytest.raises(mx.base.ShapeError, match="Diagonal does not exist"):
+            mx.nd.diag(x, k=k)
+    for shape in ((0, 4, 2, 2), (1, 0, 2, 2), (1, 4, 2, 0)):
+        for fn in (mx.nd.depth_to_space, mx.nd.space_to_depth):
+            with pytest.raises(mx.base.ShapeError, match="cannot be 0"):
+                fn(mx.nd.array(np.zeros(shape)), 2)

@@ -81,3 +81,19 @@ def test_creation_symbols_json_round_trip():
     z = mx.sym.zeros(shape=(0, 4), name="z") + mx.sym.var("x")
     back = mx.sym.load_json(z.tojson())
     assert back.infer_shape(x=(2, 4))[1] == [(2, 4)]
+
+
+def test_nd_arange_runs_the_operator_with_mxnet_integer_semantics():
+    # MXNet casts start and step to the integer type first (C truncation)
+    assert mx.nd.arange(0.5, 5, 0.7, dtype="int32").asnumpy().tolist() == [0] * 7
+    assert mx.nd.arange(1.3, 6.6, 1.3, dtype="int32").asnumpy().tolist() == [1, 2, 3, 4, 5]
+    assert mx.nd.arange(4, 0, -2, dtype="uint8").asnumpy().tolist() == [4, 2]
+    assert mx.nd.arange(2, 4, repeat=2).asnumpy().tolist() == [2, 2, 3, 3]
+    with pytest.warns(DeprecationWarning):
+        assert mx.nd.arange(3, infer_range=True).asnumpy().tolist() == [0, 1, 2]
+
+
+def test_symbol_inputs_given_as_none_are_left_out():
+    d = mx.sym.var("d")
+    s = mx.sym.SequenceReverse(data=d, sequence_length=None, use_sequence_length=False)
+    assert s.list_arguments() == ["d"]

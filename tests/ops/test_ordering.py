@@ -79,3 +79,16 @@ def test_topk_both_forward_and_fluent():
     assert mx.nd.array(x).topk(k=2).shape == (4, 2)
     assert mx.nd.array(x).sort().shape == (4, 6)
     assert mx.nd.array(x).argsort().shape == (4, 6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+def test_topk_of_few_from_a_long_axis_is_the_stable_sort_prefix(dtype):
+    """A small k on a long axis takes the partition path; ties keep their index order."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 40 if dtype != np.float32 else 10**6, (3, 9000, 2)).astype(dtype)
+    for ascend in (True, False):
+        got = mx.nd.topk(mx.nd.array(x, dtype=dtype), axis=1, k=6, is_ascend=ascend,
+                         ret_typ="indices", dtype="int64").asnumpy()
+        key = x.astype(np.int64) if ascend else -x.astype(np.int64)
+        want = np.argsort(key, axis=1, kind="stable")[:, :6]
+        np.testing.assert_array_equal(got, want)
