@@ -464,6 +464,7 @@ OVERRIDES.update({
 })
 
 # the families added for issue 17 keep their builders (with NumPy references) apart
+import sweep_cases_spatial  # noqa: E402,F401  (adds its ops to sweep_cases_nn's tables)
 from sweep_cases_nn import FORWARD as _NN_FORWARD  # noqa: E402
 
 OVERRIDES.update(_NN_FORWARD)

@@ -145,7 +145,7 @@ def test_dropout_train_inference_and_always():
     assert np.all((a == 0).all(axis=1) | (a == 2).all(axis=1))
     assert 0 < (a[:, 0] == 0).sum() < 200
     with pytest.raises(ParamError):
-        mx.sym.Dropout(mx.sym.var("x"), p=1.0)
+        mx.sym.Dropout(mx.sym.var("x"), p=-0.1)
 
 
 def test_dropout_zero_input_gradient_uses_mask():
@@ -156,3 +156,31 @@ def test_dropout_zero_input_gradient_uses_mask():
     exe.backward(mx.nd.ones(x.shape))
     g = exe.grad_dict["x"].asnumpy()
     assert set(np.unique(g).tolist()) == {0.0, 2.0}
+
+
+def test_prelu_gamma_broadcasts_onto_leading_axes():
+    """MXNet aligns gamma's axes from the right with data's axes 0 and 1."""
+    x = mx.nd.array(np.arange(-12, 12).reshape(2, 3, 4) / 4.)
+    g = mx.nd.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+    x.attach_grad()
+    g.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.LeakyReLU(x, g, act_type="prelu")
+    y.backward()
+    # values and gamma gradient recorded from MXNet 1.9.1
+    assert_almost_equal(y.asnumpy()[0, :, 0], np.array([-0.3, -0.4, -0.3]))
+    assert_almost_equal(g.grad.asnumpy(), np.array([[-10.5, -6.5, -2.5], [0, 0, 0]]))
+    with pytest.raises(mx.base.ShapeError, match="cannot broadcast gamma"):
+        mx.nd.LeakyReLU(x, mx.nd.ones((4,)), act_type="prelu")
+
+
+def test_dropout_p_one_is_nan_in_training_like_mxnet():
+    x = mx.nd.ones((2, 3))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Dropout(x, p=1.0)
+    y.backward()
+    assert np.isnan(y.asnumpy()).all() and np.isnan(x.grad.asnumpy()).all()
+    assert (mx.nd.Dropout(x, p=1.0).asnumpy() == 1).all()   # inference: identity
+    with pytest.raises(ParamError, match="exceed bound"):
+        mx.nd.Dropout(x, p=1.5)

@@ -104,17 +104,32 @@ def _lrelu_inputs(a):
 
 def lrelu_shape(attrs, ins, outs):
     ins, outs = rules.first_input_shape(attrs, ins, outs)
-    # MXNet: gamma is one slope per channel (axis 1) or a single slope shared by all
-    if attrs.act_type == "prelu" and ins[0] is not None and ins[1] != (1,):
-        rules.set_shape(ins, 1, (ins[0][1],) if len(ins[0]) >= 2 else (1,))
+    if attrs.act_type == "prelu" and ins[0] is not None:
+        if ins[1] is None:  # MXNet: one slope per channel (axis 1) unless gamma is given
+            rules.set_shape(ins, 1, (ins[0][1],) if len(ins[0]) >= 2 else (1,))
+        elif rules.known(ins[0]) and rules.known(ins[1]):
+            _gamma_shape(ins[1], ins[0])
     return ins, outs
 
 
+def _gamma_shape(gshape, dshape):
+    """MXNet's prelu broadcast of gamma onto data: gamma's axes align from the right with
+    data's axes 0 and 1 (a dim equal to data's, or 1); every other axis of data gets 1."""
+    out, s = [1] * len(dshape), len(gshape) - 1
+    for i in range(len(dshape) - 1, -1, -1):
+        if s >= 0 and i <= 1 and gshape[s] in (dshape[i], 1):
+            out[i] = gshape[s]
+            s -= 1
+    if s != -1:
+        from ...base import ShapeError
+        raise ShapeError(f"LeakyReLU(prelu): cannot broadcast gamma {tuple(gshape)} to data "
+                         f"{tuple(dshape)}")
+    return tuple(out)
+
+
 def _gamma_b(x, gamma):
-    """PReLU gamma (C,) broadcast along axis 1 of x (a single value for 1-D data)."""
-    if x.ndim < 2 or gamma.size == 1:
-        return gamma.reshape(-1)[0] if gamma.size == 1 else gamma
-    return gamma.reshape((1, -1) + (1,) * (x.ndim - 2))
+    """PReLU gamma broadcast onto x (see _gamma_shape)."""
+    return gamma.reshape(_gamma_shape(gamma.shape, x.shape))
 
 
 def _gelu(x):
@@ -169,10 +184,8 @@ def _lrelu_bwd(a, xs):
         return (dx,)
     gam = xs[3]
     contrib = np.where(x > 0, 0.0, x) * g
-    if x.ndim >= 2 and gam.size != 1:
-        dg = contrib.sum(axis=tuple(i for i in range(x.ndim) if i != 1))
-    else:
-        dg = np.asarray(contrib.sum()).reshape(gam.shape)
+    gb = _gamma_shape(gam.shape, x.shape)
+    dg = contrib.sum(axis=tuple(i for i, n in enumerate(gb) if n == 1 and x.shape[i] != 1))
     return dx, dg.astype(gam.dtype, copy=False).reshape(gam.shape)
 
 
@@ -371,7 +384,7 @@ for _k, _f in _SM_DOCS.items():
 
 # ----------------------------------------------------------------------------- Dropout
 def _do_check(op, a):
-    require(0 <= a.p < 1, op, f"p must be in [0, 1), got {a.p}")
+    require(0 <= a.p <= 1, op, f"value {a.p} for Parameter p exceed bound [0,1]")
 
 
 _DO = Checked(_do_check,
@@ -390,7 +403,8 @@ def _do_fwd(a, xs):
     for ax in a.axes:
         mshape[norm_axis(ax, x.ndim, "Dropout")] = 1
     keep = _random.rng().random(tuple(mshape)) >= a.p
-    mask = (keep / (1.0 - a.p)).astype(x.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):  # MXNet: p=1 gives NaN (0/0)
+        mask = (keep / (1.0 - a.p)).astype(x.dtype)
     return (x * mask).astype(x.dtype, copy=False), np.broadcast_to(mask, x.shape).copy()
 
 
@@ -417,7 +431,7 @@ register(OpDef(
     Parameters
     ----------
     data : Symbol or NDArray
-    p : float in [0, 1), default 0.5
+    p : float in [0, 1], default 0.5 (p=1 gives NaN in training, as MXNet)
     mode : {'training', 'always'}, default 'training'
     axes : tuple of int, default ()
     cudnn_off : bool, ignored
