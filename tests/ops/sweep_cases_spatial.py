@@ -78,3 +78,63 @@ for _k, (_shapes, _ref) in _ATT.items():
         lambda shapes, ref: lambda op, nin: [Case({"heads": 2}, shapes, ref=ref)])(_shapes, _ref)
     GRADIENT[f"_contrib_interleaved_matmul_{_k}"] = [
         ({"heads": 2}, {n: _r(*s) for n, s in zip(_ATT_NAMES[_k], _shapes)}, None)]
+
+
+# ----------------------------------------------------------------------------- spatial
+def _sample_loop(data, grid):
+    """Bilinear sampling with zero padding, one output point at a time."""
+    n, c, h, w = data.shape
+    out = np.zeros((n, c) + grid.shape[2:])
+    for i in range(n):
+        for p in range(grid.shape[2]):
+            for q in range(grid.shape[3]):
+                x = (grid[i, 0, p, q] + 1) * (w - 1) / 2
+                y = (grid[i, 1, p, q] + 1) * (h - 1) / 2
+                x0, y0 = int(np.floor(x)), int(np.floor(y))
+                for yy, xx in ((y0, x0), (y0, x0 + 1), (y0 + 1, x0), (y0 + 1, x0 + 1)):
+                    if 0 <= yy < h and 0 <= xx < w:
+                        wt = (1 - abs(x - xx)) * (1 - abs(y - yy))
+                        out[i, :, p, q] += wt * data[i, :, yy, xx]
+    return out
+
+
+def _affine_loop(theta, h, w):
+    out = np.zeros((theta.shape[0], 2, h, w))
+    for i in range(theta.shape[0]):
+        t = theta[i].reshape(2, 3)
+        for p in range(h):
+            for q in range(w):
+                src = t @ np.array([-1 + 2 * q / (w - 1), -1 + 2 * p / (h - 1), 1.0])
+                out[i, :, p, q] = src
+    return out
+
+
+def _gg_ref(a, xs, raws):
+    x = xs[0].astype(np.float64)
+    if a["transform_type"] == "affine":
+        return _affine_loop(x, *a["target_shape"])
+    _, _, h, w = x.shape
+    px, py = np.meshgrid(np.arange(w), np.arange(h))
+    return np.stack([(x[:, 0] + px) * 2 / (w - 1) - 1, (x[:, 1] + py) * 2 / (h - 1) - 1], 1)
+
+
+_GRID = _rng.uniform(-1.2, 1.2, (2, 2, 3, 4)).astype(np.float32)
+_THETA = _rng.uniform(-1, 1, (2, 6)).astype(np.float32)
+FORWARD["GridGenerator"] = lambda op, nin: [
+    Case({"transform_type": "affine", "target_shape": (3, 4)}, ((2, 6),), ref=_gg_ref),
+    Case({"transform_type": "warp"}, ((2, 2, 3, 4),), ref=_gg_ref)]
+FORWARD["BilinearSampler"] = lambda op, nin: [
+    Case({}, ((2, 3, 4, 5), (2, 2, 3, 4)), values={1: _GRID},
+         ref=lambda a, xs, raws: _sample_loop(xs[0].astype(np.float64), xs[1]))]
+FORWARD["SpatialTransformer"] = lambda op, nin: [
+    Case({"target_shape": (3, 4), "transform_type": "affine", "sampler_type": "bilinear"},
+         ((2, 3, 4, 5), (2, 6)), values={1: _THETA},
+         ref=lambda a, xs, raws: _sample_loop(xs[0].astype(np.float64),
+                                              _affine_loop(xs[1], 3, 4)))]
+GRADIENT["GridGenerator"] = [
+    ({"transform_type": "affine", "target_shape": (3, 4)}, {"data": _r(2, 6)}, None),
+    ({"transform_type": "warp"}, {"data": _r(2, 2, 3, 4)}, None)]
+GRADIENT["BilinearSampler"] = [({}, {"data": _r(2, 3, 4, 5), "grid": _GRID}, None)]
+GRADIENT["SpatialTransformer"] = [
+    ({"target_shape": (3, 4), "transform_type": "affine", "sampler_type": "bilinear"},
+     {"data": _r(2, 3, 4, 5), "loc": _THETA}, None)]
