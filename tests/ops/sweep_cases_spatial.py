@@ -138,3 +138,44 @@ GRADIENT["BilinearSampler"] = [({}, {"data": _r(2, 3, 4, 5), "grid": _GRID}, Non
 GRADIENT["SpatialTransformer"] = [
     ({"target_shape": (3, 4), "transform_type": "affine", "sampler_type": "bilinear"},
      {"data": _r(2, 3, 4, 5), "loc": _THETA}, None)]
+
+
+# ----------------------------------------------------------------------------- CTC
+def _ctc_brute(a, xs, raws):
+    """CTC loss by enumerating every path of the (short) sequences."""
+    import itertools
+    data, label = xs[0].astype(np.float64), xs[1].astype(np.int64)
+    T, N, K = data.shape
+    blank = 0 if a.get("blank_label", "first") == "first" else K - 1
+    pad = 0 if blank == 0 else -1
+    p = np.exp(data - data.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    tlen = xs[2].astype(int) if a.get("use_data_lengths") else [T] * N
+    llen = xs[-1].astype(int) if a.get("use_label_lengths") else None
+    out = np.zeros(N)
+    for n in range(N):
+        want = ([int(c) for c in label[n] if c != pad] if llen is None
+                else [int(c) for c in label[n, :llen[n]]])
+        total = 0.0
+        for path in itertools.product(range(K), repeat=int(tlen[n])):
+            col = [c for i, c in enumerate(path) if c != blank and (i == 0 or c != path[i - 1])]
+            if col == want:
+                total += np.prod([p[t, n, c] for t, c in enumerate(path)])
+        out[n] = -np.log(total)
+    return out
+
+
+_CTC_LAB = np.array([[1, 2, 0], [3, 3, 0]], np.float32)
+_CTC_LAB_LAST = np.array([[0, 1, -1], [2, -1, -1]], np.float32)
+_LENS = {2: {}, 3: {"use_data_lengths": True}, 4: {"use_data_lengths": True,
+                                                   "use_label_lengths": True}}
+FORWARD["CTCLoss"] = lambda op, nin: [
+    Case(dict(_LENS[nin]), ((5, 2, 4), (2, 3)) + ((2,),) * (nin - 2),
+         values={1: _CTC_LAB, 2: np.array([5, 3], np.float32), 3: np.array([2, 1], np.float32)},
+         ref=_ctc_brute),
+    Case(dict(_LENS[nin], blank_label="last"), ((4, 2, 4), (2, 3)) + ((2,),) * (nin - 2),
+         values={1: _CTC_LAB_LAST, 2: np.array([4, 2], np.float32),
+                 3: np.array([2, 1], np.float32)}, ref=_ctc_brute)]
+GRADIENT["CTCLoss"] = [({}, {"data": _r(5, 2, 4), "label": _CTC_LAB}, ["data"]),
+                       ({"blank_label": "last"}, {"data": _r(4, 2, 4), "label": _CTC_LAB_LAST},
+                        ["data"])]
