@@ -39,8 +39,10 @@ def affine_norm_bwd(g, x, red, pax, gamma, eps):
     std = np.sqrt((cen * cen).mean(axis=red, keepdims=True) + dt(eps))
     xhat = cen / std
     other = tuple(i for i in range(x.ndim) if i != pax)
-    dbeta = gc.sum(axis=other)
-    dgamma = (gc * xhat).sum(axis=other)
+    # sums over every other axis (often thousands of rows, summed naively by NumPy off the
+    # last axis): accumulate in float64, as MXNet's safe accumulation does
+    dbeta = gc.sum(axis=other, dtype=np.float64)
+    dgamma = (gc * xhat).sum(axis=other, dtype=np.float64)
     gg = gc * gamma.astype(dt).reshape(_bshape(x.ndim, pax, gamma.shape[0]))
     dx = (gg - gg.mean(axis=red, keepdims=True)
           - xhat * (gg * xhat).mean(axis=red, keepdims=True)) / std

@@ -65,3 +65,22 @@ def test_kl_sparse_reg_moving_average_and_gradient():
 def test_softmax_cross_entropy_label_range():
     with pytest.raises(mx.MXNetError, match="labels"):
         mx.nd.softmax_cross_entropy(mx.nd.zeros((2, 3)), mx.nd.array([0, 3]))
+
+
+def test_layernorm_parameter_gradients_accumulate_over_many_rows_accurately():
+    """dgamma/dbeta sum over thousands of float32 rows: accumulated in float64 (MXNet's
+    test_layer_norm compares them with a float64 reference at 1e-4)."""
+    rng = np.random.RandomState(0)
+    x, g = rng.normal(0, 1, (8192, 8)), rng.normal(0, 1, (8192, 8))
+    sym = mx.sym.LayerNorm(mx.sym.var("data"), mx.sym.var("gamma"), mx.sym.var("beta"))
+    exe = sym.simple_bind(mx.cpu(), data=x.shape)
+    exe.arg_dict["data"][:] = x
+    exe.arg_dict["gamma"][:] = 1
+    exe.forward(is_train=True)
+    exe.backward([mx.nd.array(g)])
+    x32 = x.astype(np.float32).astype(np.float64)
+    xhat = (x32 - x32.mean(1, keepdims=True)) / np.sqrt(x32.var(1, keepdims=True) + 1e-5)
+    g32 = g.astype(np.float32).astype(np.float64)
+    np.testing.assert_allclose(exe.grad_dict["beta"].asnumpy(), g32.sum(0), rtol=0, atol=2e-5)
+    np.testing.assert_allclose(exe.grad_dict["gamma"].asnumpy(), (g32 * xhat).sum(0), rtol=0,
+                               atol=5e-5)
