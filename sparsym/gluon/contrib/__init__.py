@@ -1,2 +1,2 @@
 """Contributed Gluon blocks (mx.gluon.contrib)."""
-from . import data, nn, rnn  # noqa: F401
+from . import cnn, data, nn, rnn  # noqa: F401
