@@ -190,11 +190,56 @@ def get_all_registered_operators():
 OperatorArguments = collections.namedtuple("OperatorArguments", ["narg", "names", "types"])
 
 
+_KIND_TYPES = {"int": "int", "float": "float", "bool": "boolean", "str": "string",
+               "shape": "Shape(tuple)", "dtype": "string", "floats": "tuple of <float>",
+               "any": "string"}
+
+
+def _type_text(field):
+    """MXNet's type text of a parameter: "int, required", "boolean, optional, default=0",
+    "{'a', 'b'},optional, default='a'"."""
+    if field.choices:
+        names = ", ".join(f"'{c}'" for c in sorted(str(c) for c in field.choices
+                                                   if c is not None))
+        kind = "{" + names + "}"
+        sep = ","
+    else:
+        base = field.kind.replace("_or_none", "")
+        kind = _KIND_TYPES.get(base, base)
+        if field.kind.endswith("_or_none"):
+            kind += " or None"
+        sep = ", "
+    if field.required:
+        return f"{kind}, required"
+    d = field.default
+    if isinstance(d, bool):
+        shown = str(int(d))
+    elif isinstance(d, tuple):
+        shown = "[" + ",".join(str(v) for v in d) + "]"
+    elif isinstance(d, str) or field.choices:
+        shown = f"'{d}'"
+    else:
+        shown = str(d)
+    return f"{kind}{sep}optional, default={shown}"
+
+
 def get_operator_arguments(op_name):
-    """The parameters of operator ``op_name``: OperatorArguments(narg, names, types)."""
+    """The arguments of operator ``op_name`` as MXNet lists them: its inputs
+    ('NDArray-or-Symbol', or 'NDArray-or-Symbol[]' for a variadic op), then its parameters
+    with their type texts. Returns OperatorArguments(narg, names, types)."""
     from .ops.registry import get_op
-    fields = get_op(op_name).params.fields
-    return OperatorArguments(len(fields), list(fields), [f.kind for f in fields.values()])
+    from .ops.signature import declared_inputs
+    op = get_op(op_name)
+    if op.key_var_num_args:
+        names, types = ["args"], ["NDArray-or-Symbol[]"]
+        fields = {k: f for k, f in op.params.fields.items() if k != op.key_var_num_args}
+    else:
+        names = list(declared_inputs(op))
+        types = ["NDArray-or-Symbol"] * len(names)
+        fields = op.params.fields
+    names += list(fields)
+    types += [_type_text(f) for f in fields.values()]
+    return OperatorArguments(len(names), names, types)
 
 
 class PythonOp:

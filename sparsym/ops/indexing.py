@@ -43,7 +43,9 @@ def _slices(a, shape):
 
 def _slice_out(a, s):
     sl = _slices(a, s)
-    out = tuple(len(range(*k.indices(d))) for k, d in zip(sl, s)) + tuple(s[len(sl):])
+    # an unknown dim stays unknown (MXNet's partial inference)
+    out = tuple(None if d is None else len(range(*k.indices(d))) for k, d in zip(sl, s)) \
+        + tuple(s[len(sl):])
     if any(d == 0 for d in out):
         raise rules.Conflict("shape", 0, "input", f"a non-empty slice {a.begin}:{a.end}", s)
     return out
@@ -68,7 +70,7 @@ def _slice_csr(a, xs):
 
 unary_shape_op(
     "slice", _SLICE, lambda a, x: np.ascontiguousarray(x[_slices(a, x.shape)]), _slice_out,
-    _slice_bwd, aliases=("crop", "_sparse_slice"),
+    _slice_bwd, aliases=("crop", "_sparse_slice"), partial=True,
     extra_rows=(Dispatch((C,), (C,), _slice_csr, when=_unit_step),),
     doc="""Slice with per-axis begin/end/step (None entries take the default).
 
@@ -99,6 +101,8 @@ def _axis_slices(a, shape):
 
 def _slice_axis_out(a, s):
     sl, ax = _axis_slices(a, s)
+    if s[ax] is None:  # unknown stays unknown (MXNet's partial inference)
+        return tuple(s)
     n = len(range(*sl[ax].indices(s[ax])))
     if n <= 0:
         raise rules.Conflict("shape", 0, "input", f"a non-empty range {a.begin}:{a.end}", s)
@@ -114,7 +118,7 @@ def _slice_axis_bwd(a, g, x):
 unary_shape_op(
     "slice_axis", _SLICE_AXIS,
     lambda a, x: np.ascontiguousarray(x[_axis_slices(a, x.shape)[0]]), _slice_axis_out,
-    _slice_axis_bwd,
+    _slice_axis_bwd, partial=True,
     doc="Slice [begin, end) along one axis (end None = to the end; negatives count back).\n\n"
         "    Parameters\n    ----------\n    data : Symbol or NDArray\n    axis, begin : int\n"
         "    end : int or None\n")
@@ -288,7 +292,7 @@ register(OpDef(
 
 # ----------------------------------------------------------------------------- one_hot
 def _oh_check(op, a):
-    require(a.depth >= 1, op, f"depth must be positive, got {a.depth}")
+    require(a.depth >= 0, op, f"depth must be >= 0, got {a.depth}")  # MXNet: 0 gives (..., 0)
 
 
 _ONE_HOT = Checked(_oh_check, depth=Field("int"), on_value=Field("float", 1.0),
@@ -300,6 +304,8 @@ _ONE_HOT = Checked(_oh_check, depth=Field("int"), on_value=Field("float", 1.0),
 def _one_hot(a, xs):
     ids = np.asarray(xs[0]).astype(np.int64)
     out = np.full(ids.shape + (a.depth,), a.off_value, dtype=dtype_of(a.dtype))
+    if a.depth == 0:
+        return (out,)
     valid = (ids >= 0) & (ids < a.depth)
     sel = np.where(valid, ids, 0)[..., None]
     np.put_along_axis(out, sel, np.where(valid, a.on_value, a.off_value)[..., None].astype(

@@ -25,15 +25,15 @@ def _shape(a):
     if shp is not None:
         return tuple(shp[0])
     s = tuple(a.shape or ())
-    if any(d == 0 for d in s):
+    if any(d in (0, -1) for d in s):
         from ..base import ShapeError
-        raise ShapeError(f"shape {s} has unknown (0) dims; give a full shape or use it in a "
+        raise ShapeError(f"shape {s} has unknown (0 or -1) dims; give a full shape or use it in a "
                          "graph where inference completes it")
     return s
 
 
 def _fill_shape(attrs, ins, outs):
-    rules.set_shape(outs, 0, tuple(None if d == 0 else d for d in (attrs.shape or ())),
+    rules.set_shape(outs, 0, tuple(None if d in (0, -1) else d for d in (attrs.shape or ())),
                     "output")
     return ins, outs
 
@@ -43,13 +43,15 @@ def _fill_type(attrs, ins, outs):
     return ins, outs
 
 
-_COMMON = dict(shape=Field("shape", (), doc="output shape; 0 dims are inferred"),
+_COMMON = dict(shape=Field("shape", (), doc="output shape; 0 and -1 dims are inferred"),
                ctx=Field("str", "", doc="context (ignored)"),
                dtype=Field("str", "float32", choices=_TYPES, doc="output dtype"))
 
 
 def _nonneg(op, a):
-    require(all(d >= 0 for d in (a.shape or ())), op, f"shape dims must be >= 0, got {a.shape}")
+    """0 and -1 (MXNet's unknown under NumPy shapes) are dims left to inference."""
+    require(all(d >= -1 for d in (a.shape or ())), op,
+            f"shape dims must be >= -1 (-1 or 0: inferred), got {a.shape}")
 
 
 for _name, _val in (("_zeros", 0), ("_ones", 1)):

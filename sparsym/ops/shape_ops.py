@@ -58,7 +58,7 @@ def unary_shape_op(name, params, fwd, out_shape, bwd, doc, aliases=(), in_shape=
     def shape(attrs, ins, outs):
         if rules.known(ins[0]) or (partial and ins[0] is not None):
             rules.set_shape(outs, 0, out_shape(attrs, tuple(ins[0])), "output")
-        elif in_shape is not None and outs[0] is not None:
+        if not rules.known(ins[0]) and in_shape is not None and outs[0] is not None:
             got = in_shape(attrs, tuple(outs[0]), ins[0])
             if got is not None:
                 rules.set_shape(ins, 0, got)

@@ -208,5 +208,12 @@ def test_registry_listing_and_operator_arguments():
     assert {"Custom", "FullyConnected", "elemwise_add"} <= set(names)
     args = mx.operator.get_operator_arguments("FullyConnected")
     assert args.narg == len(args.names) and "num_hidden" in args.names
+    # MXNet's listing: inputs first, then parameters with their type texts
+    args = mx.operator.get_operator_arguments("Activation")
+    assert args.names == ["data", "act_type"] and args.types == [
+        "NDArray-or-Symbol", "{'relu', 'sigmoid', 'softrelu', 'softsign', 'tanh'}, required"]
+    args = mx.operator.get_operator_arguments("Reshape")
+    assert args.types[2] == "boolean, optional, default=0"
+    assert mx.operator.get_operator_arguments("add_n").types == ["NDArray-or-Symbol[]"]
     with pytest.raises(NotImplementedError, match="CustomOp"):
         mx.operator.NumpyOp()

@@ -61,7 +61,7 @@ def test_one_hot():
     assert out.dtype == np.int32 and out.shape == (2, 2, 3)
     assert out.asnumpy().tolist() == [[[-1, 2, -1], [2, -1, -1]], [[-1, -1, 2], [-1, -1, -1]]]
     with pytest.raises(ParamError):
-        mx.sym.one_hot(mx.sym.var("i"), depth=0)
+        mx.sym.one_hot(mx.sym.var("i"), depth=-1)
 
 
 def test_where_dense_rowwise_and_csr():

@@ -168,3 +168,18 @@ def test_cast():
     assert exe.grad_dict["x"].dtype == np.float32
     with pytest.raises(ParamError):
         mx.sym.Cast(mx.sym.var("x"), dtype="complex64")
+
+
+def test_partial_inference_through_slice_and_transpose():
+    v = mx.sym.var("data", shape=(0, 20))
+    assert mx.sym.slice(v, begin=(None, 3), end=(None, 10)).infer_shape_partial()[1][0] \
+        == (0, 7)
+    assert mx.sym.slice_axis(mx.sym.var("d", shape=(10, 0)), axis=0, begin=0, end=5) \
+        .infer_shape_partial()[1][0] == (5, 0)
+    # transpose infers its input back from its output; -1 dims of zeros/ones are unknown
+    b = mx.sym.ones(shape=(2, 3)) + mx.sym.transpose(mx.sym.ones(shape=(-1, -1)))
+    assert b.bind(mx.cpu(), args={}).forward()[0].shape == (2, 3)
+
+
+def test_one_hot_of_depth_zero():
+    assert mx.nd.one_hot(mx.nd.array([[1, 2]]), depth=0).shape == (1, 2, 0)
