@@ -238,7 +238,17 @@ RECORDED = sorted({m["name"] for m in _META.values()})
 # random draws: their moments are tested op by op (tests/ops/test_random_dist.py & co)
 RANDOM = ("_random_", "_sample_", "_shuffle")
 # forward ops the fixture cannot cover, and what tests their values instead
+_MULTI_SGD_WHY = ("MXNet infers no output shape (needs out=); values probed on MXNet: "
+                  "tests/optimizer/test_multi_sgd.py")
 NO_MXNET_REFERENCE = {
+    "multi_sgd_update": _MULTI_SGD_WHY,
+    "multi_sgd_mom_update": _MULTI_SGD_WHY,
+    "multi_mp_sgd_update": _MULTI_SGD_WHY,
+    "multi_mp_sgd_mom_update": _MULTI_SGD_WHY,
+    "preloaded_multi_sgd_update": _MULTI_SGD_WHY,
+    "preloaded_multi_sgd_mom_update": _MULTI_SGD_WHY,
+    "preloaded_multi_mp_sgd_update": _MULTI_SGD_WHY,
+    "preloaded_multi_mp_sgd_mom_update": _MULTI_SGD_WHY,
     "Pad": "no sweep record yet (special inputs): "
            "tests/ops/test_layout_ops.py",
     "_ravel_multi_index": "no sweep record yet (special inputs): "
