@@ -44,7 +44,7 @@ OUT_OF_SCOPE = {
     "_NoGradient": "engine internal",
     "_CrossDeviceCopy": "engine internal (one device)",
 }
-FLOOR = 0.85
+FLOOR = 0.95
 _OUT = re.compile("^(" + "|".join(re.escape(p) for p in OUT_OF_SCOPE) + ")")
 
 
