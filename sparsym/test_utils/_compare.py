@@ -104,7 +104,7 @@ def almost_equal(a, b, rtol=None, atol=None, equal_nan=False, use_broadcast=True
     a, b = _np(a), _np(b)
     rtol, atol = get_rtol(rtol), get_atol(atol)
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape \
-            and a.size > _LARGE and a.dtype.kind == "f" and b.dtype.kind == "f":
+            and a.size > _LARGE and a.dtype in _NUMBA_FLOATS and b.dtype in _NUMBA_FLOATS:
         # one pass: np.allclose's temporaries (|a - b|, masks) for a 512 MB array are
         # several fresh 512 MB buffers, and first-touching fresh pages dominates its time
         return bool(_allclose_flat(a.reshape(-1), b.reshape(-1), float(rtol), float(atol),
@@ -113,6 +113,7 @@ def almost_equal(a, b, rtol=None, atol=None, equal_nan=False, use_broadcast=True
 
 
 _LARGE = 1 << 20
+_NUMBA_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))   # no float16 in Numba
 
 
 @njit(cache=True)

@@ -251,3 +251,7 @@ def test_almost_equal_large_arrays_match_numpy_allclose():
     assert not mx.test_utils.almost_equal(a, b, equal_nan=True)
     with pytest.raises(AssertionError, match="Error"):
         mx.test_utils.assert_almost_equal(a, b, equal_nan=True)
+    # float16 (no Numba arithmetic) takes NumPy's path
+    h = rng.standard_normal(1_200_000).astype(np.float16)
+    assert mx.test_utils.almost_equal(h, h.copy())
+    assert not mx.test_utils.almost_equal(h, h + np.float16(1))
