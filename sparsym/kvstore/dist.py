@@ -136,10 +136,9 @@ class DistKVStore(KVStoreBase):
         self._optimizer = None
         self._closed = False
         self._stop = threading.Event()
-        self._fault: list = []   # set by the heartbeat thread when the scheduler is gone
         self._hb = threading.Thread(target=_heartbeat, name=f"sparsym-kv-heartbeat-{self._rank}",
                                     args=(self._sched, self._rank, self._cfg.heartbeat_interval,
-                                          self._stop, self._fault, namespace), daemon=True)
+                                          self._stop), daemon=True)
         self._hb.start()
         if not _LIVE and not _ATEXIT:
             # registered after ray.init's own exit hook, so it runs first (atexit is LIFO)
@@ -183,11 +182,6 @@ class DistKVStore(KVStoreBase):
             raise MXNetError(f"key {k} has not been inited")
         return lay
 
-    def _alive(self):
-        """Raise at once once the heartbeat found the job's scheduler gone."""
-        if self._fault:
-            raise MXNetError(self._fault[0])
-
     def _take_pending(self, k, sid):
         return self._pending.pop((k, sid), [])
 
@@ -208,7 +202,6 @@ class DistKVStore(KVStoreBase):
     # ------------------------------------------------------------------ API
     def init(self, key, value):
         """Initialise keys; rank 0's values are stored, then every worker meets at a barrier."""
-        self._alive()
         keys, vals = _key_list(key, value)
         self._check_key_type(keys)
         per_server: dict = {}
@@ -239,7 +232,6 @@ class DistKVStore(KVStoreBase):
     def push(self, key, value, priority=0):
         """Push values (a list per key is summed first); row_sparse values send only their
         rows. Sync mode: the servers update once every worker has pushed."""
-        self._alive()
         keys, vals = _key_list(key, value)
         self._check_key_type(keys)
         for k, v in zip(keys, vals):
@@ -273,7 +265,6 @@ class DistKVStore(KVStoreBase):
         """Copy stored values into ``out`` (after this worker's pushes are applied, in sync
         mode). Pulling a row_sparse key into row_sparse outputs is skipped with a warning:
         use :meth:`row_sparse_pull`."""
-        self._alive()
         if out is None:
             raise MXNetError("pull requires out")
         if not ignore_sparse:
@@ -319,7 +310,6 @@ class DistKVStore(KVStoreBase):
     def row_sparse_pull(self, key, out=None, priority=0, row_ids=None):
         """Pull rows ``row_ids`` (deduplicated and sorted) of row_sparse keys into
         row_sparse ``out``; only the requested rows travel."""
-        self._alive()
         if out is None or row_ids is None:
             raise MXNetError("row_sparse_pull requires out and row_ids")
         keys, outs = _key_list(key, out)
@@ -376,7 +366,6 @@ class DistKVStore(KVStoreBase):
 
     def set_optimizer(self, optimizer):
         """Run ``optimizer`` on the servers (rank 0 sends it; Ray ships it in memory)."""
-        self._alive()
         from ..optimizer import Optimizer
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"set_optimizer expects an Optimizer, got {type(optimizer).__name__}")
@@ -396,7 +385,6 @@ class DistKVStore(KVStoreBase):
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
         """Gather the servers' updater states into one pickle-free file."""
-        self._alive()
         from ..optimizer.states import dumps_states, loads_states
         from ..utils import atomic_write
         self._flush()
@@ -444,7 +432,6 @@ class DistKVStore(KVStoreBase):
 
     def load_optimizer_states(self, fname):
         """Load states written by :meth:`save_optimizer_states` (rank 0 sends them)."""
-        self._alive()
         import copy
 
         from ..optimizer.states import dumps_states, loads_states, restore_optimizer
@@ -470,7 +457,6 @@ class DistKVStore(KVStoreBase):
 
     def _barrier(self):
         """Wait for every worker (and surface errors of this worker's pending pushes)."""
-        self._alive()
         self._flush()
         self._barrier_gen += 1
         _call(self._ray, self._sched.barrier.remote(self._rank, self._barrier_gen),
@@ -550,26 +536,13 @@ def _slice_states(state, a, b):
     return state
 
 
-def _heartbeat(sched, rank, interval, stop, fault, namespace):
-    """Send heartbeats; a failed one means the scheduler died: say so at once (log) and make
-    the worker's next kvstore call raise (``fault``)."""
+def _heartbeat(sched, rank, interval, stop):
     import ray
-    from ray.exceptions import RayActorError
-    last = None
     while not stop.wait(interval):
         if not ray.is_initialized():
             return
         try:
-            if last is not None and ray.wait([last], timeout=0)[0]:
-                ray.get(last)
-            last = sched.heartbeat.remote(rank)
-        except RayActorError as err:
-            msg = (f"kvstore: the scheduler of job {namespace} died ({type(err).__name__}); "
-                   "barriers, worker liveness and the servers' snapshots (fault tolerance) "
-                   "are gone, so the job cannot continue")
-            fault.append(msg)
-            logger.error("worker %d: %s", rank, msg)
-            return
+            sched.heartbeat.remote(rank)
         except Exception:   # Ray shut down
             return
 

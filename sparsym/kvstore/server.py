@@ -6,8 +6,8 @@ actors; workers find them by name in the job's namespace.
 - The **scheduler** holds the job's configuration, the workers' registrations and
   heartbeats, barriers, the optimizer sent by ``set_optimizer`` and each server's latest
   **snapshot**. It is not restarted (its snapshots die with it): when it is gone, the servers
-  and the workers' heartbeats notice, every worker's next kvstore call raises, and the
-  launcher ends the job.
+  notice at their next snapshot or liveness check, every later pull raises, and the
+  launcher (which pings the scheduler) ends the job.
 - A **server** holds row ranges of some keys (its *shard*) and the updater's states for
   them. Sync mode: pushes of round ``r`` are accumulated until every worker pushed round
   ``r``, then the updater runs once. Async mode: every push is applied on arrival.

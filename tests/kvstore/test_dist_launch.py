@@ -129,8 +129,8 @@ SCHED_KILLED = textwrap.dedent("""
 
 
 def test_launch_killed_scheduler_ends_the_job_at_once(ray_address, tmp_path):
-    """The scheduler (barriers, liveness, snapshots) is killed: the workers' next kvstore call
-    raises naming it, and the launcher ends the job; never silent training without fault
+    """The scheduler (barriers, liveness, snapshots) is killed: the workers' next pull raises
+    naming it, and the launcher ends the job; never silent training without fault
     tolerance."""
     import re
     import time
