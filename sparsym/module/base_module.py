@@ -60,6 +60,30 @@ def _num_batches(it):
     return -(-n // bs) if mode == "pad" else n // bs
 
 
+class _StoredIO:
+    """Input/output names and shapes of a module that keeps them itself (not by delegation)."""
+
+    @property
+    def data_names(self):
+        return self._data_names
+
+    @property
+    def label_names(self):
+        return self._label_names
+
+    @property
+    def output_names(self):
+        return self._output_names
+
+    @property
+    def data_shapes(self):
+        return self._data_shapes
+
+    @property
+    def label_shapes(self):
+        return self._label_shapes
+
+
 class BaseModule:
     """The high-level training and inference loops over an abstract module."""
 

@@ -10,13 +10,13 @@ from ..context import cpu
 from ..initializer import InitDesc, Uniform
 from ..ndarray.ndarray import wrap
 from ..optimizer import optimizer as opt_mod
-from .base_module import BaseModule, _as_list, _check_input_names
+from .base_module import BaseModule, _as_list, _check_input_names, _StoredIO
 from .executor_group import DataParallelExecutorGroup
 
 __all__ = ["Module"]
 
 
-class Module(BaseModule):
+class Module(_StoredIO, BaseModule):
     """Train and run a Symbol (MXNet 1.9's Module).
 
     Parameters
@@ -102,26 +102,6 @@ class Module(BaseModule):
             self.save_optimizer_states("%s-%04d.states" % (prefix, epoch))
 
     # ------------------------------------------------------------------ properties
-    @property
-    def data_names(self):
-        return self._data_names
-
-    @property
-    def label_names(self):
-        return self._label_names
-
-    @property
-    def output_names(self):
-        return self._output_names
-
-    @property
-    def data_shapes(self):
-        return self._data_shapes
-
-    @property
-    def label_shapes(self):
-        return self._label_shapes
-
     @property
     def output_shapes(self):
         return self._exec_group.get_output_shapes()

@@ -8,7 +8,7 @@ import numpy as np
 from ..base import MXNetError
 from ..initializer import Uniform
 from ..ndarray.ndarray import NDArray, wrap
-from .base_module import BaseModule
+from .base_module import BaseModule, _StoredIO
 
 __all__ = ["PythonModule", "PythonLossModule"]
 
@@ -17,7 +17,7 @@ def _names(descs):
     return [d[0] for d in descs]
 
 
-class PythonModule(BaseModule):
+class PythonModule(_StoredIO, BaseModule):
     """A module computed in Python, with no parameters and no optimizer.
 
     Subclasses implement ``_compute_output_shapes``, ``forward``, ``backward``,
@@ -41,22 +41,6 @@ class PythonModule(BaseModule):
         self._data_shapes = None
         self._label_shapes = None
         self._output_shapes = None
-
-    @property
-    def data_names(self):
-        return self._data_names
-
-    @property
-    def output_names(self):
-        return self._output_names
-
-    @property
-    def data_shapes(self):
-        return self._data_shapes
-
-    @property
-    def label_shapes(self):
-        return self._label_shapes
 
     @property
     def output_shapes(self):

@@ -67,6 +67,31 @@ def mod_or_zero(a, b):
     return np.where(np.asarray(b) == 0, np.zeros((), r.dtype), r)
 
 
+def _mod_partials(g, a, b):
+    """(g, -g * floor(a / b)); MXNet's mod gradients are 0 for integer operands."""
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+        return np.zeros_like(g), np.zeros_like(g)
+    return g, -g * np.floor(a / b)
+
+
+# (ograd * d/dlhs, ograd * d/drhs) of the binary elementwise ops, same-shape or broadcast
+BINARY_PARTIALS = {
+    "add": lambda g, a, b: (g, g),
+    "sub": lambda g, a, b: (g, -g),
+    "mul": lambda g, a, b: (g * b, g * a),
+    "div": lambda g, a, b: (g / b, -g * a / (b * b)),
+    "power": lambda g, a, b: (g * b * np.power(a, b - 1), g * np.power(a, b) * np.log(a)),
+    "maximum": lambda g, a, b: (g * (a >= b), g * (a < b)),
+    "minimum": lambda g, a, b: (g * (a <= b), g * (a > b)),
+    "hypot": lambda g, a, b: (g * a / np.hypot(a, b), g * b / np.hypot(a, b)),
+    # a mod b = a - floor(a / b) * b (numpy's and MXNet's sign convention)
+    "mod": _mod_partials,
+}
+
+# partials that can divide by zero or overflow (errstate costs microseconds per call)
+PARTIALS_GUARDED = frozenset(("div", "power", "hypot", "mod"))
+
+
 def _map_csr(fn):
     return lambda attrs, xs: (kcsr.map_values(xs[0], fn),)
 

@@ -18,7 +18,7 @@ from .. import storage as st
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
-from .elemwise import dense2, mod_or_zero, same_dtype
+from .elemwise import BINARY_PARTIALS, dense2, mod_or_zero, same_dtype
 from .grad import bw, bw_node, no_grad
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
@@ -117,14 +117,8 @@ def _two_grads(bname):
     return grad
 
 
-_PARTIALS = {
-    "mul": lambda g, a, b: (g * b, g * a),
-    "div": lambda g, a, b: (g / b, -g * a / (b * b)),
-    "power": lambda g, a, b: (g * b * np.power(a, b - 1), g * np.power(a, b) * np.log(a)),
-    "maximum": lambda g, a, b: (g * (a >= b), g * (a < b)),
-    "minimum": lambda g, a, b: (g * (a <= b), g * (a > b)),
-    "hypot": lambda g, a, b: (g * a / np.hypot(a, b), g * b / np.hypot(a, b)),
-}
+# the same-shape ops with a registered ``_backward_<kind>`` (add/sub have identity rules)
+_BACKWARD_KINDS = ("mul", "div", "power", "maximum", "minimum", "hypot")
 
 
 def _backward_binary(kind):
@@ -132,7 +126,7 @@ def _backward_binary(kind):
     def k(a, xs):
         g, x, y = (st.todense(v) for v in xs)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ga, gb = _PARTIALS[kind](g, x, y)
+            ga, gb = BINARY_PARTIALS[kind](g, x, y)
         return (np.asarray(ga).astype(x.dtype, copy=False),
                 np.asarray(gb).astype(y.dtype, copy=False))
     return k
@@ -148,7 +142,7 @@ def _backward_mul_grad(node, og):
             bw("elemwise_mul", [g, oa], node, "grad_rhs")]
 
 
-for _k in _PARTIALS:
+for _k in _BACKWARD_KINDS:
     register(OpDef(f"_backward_{_k}", inputs=("ograd", "lhs", "rhs"), num_outputs=2,
                    output_names=("lhs_grad", "rhs_grad"),
                    dispatch=(Dispatch((D, D, D), (D, D), _backward_binary(_k)),

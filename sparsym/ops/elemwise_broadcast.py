@@ -14,7 +14,7 @@ from .. import storage as st
 from ..base import MXNetError, StorageError
 from ..kernels import csr as kcsr
 from . import rules
-from .elemwise import dense2, mod_or_zero, same_dtype
+from .elemwise import BINARY_PARTIALS, PARTIALS_GUARDED, dense2, mod_or_zero, same_dtype
 from .grad import bw, bw_node, no_grad
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
@@ -35,38 +35,13 @@ def reduce_to_shape(g, shape):
     return g.reshape(shape)
 
 
-_BPARTIALS = {
-    "add": lambda g, a, b: (g, g),
-    "sub": lambda g, a, b: (g, -g),
-    "mul": lambda g, a, b: (g * b, g * a),
-    "div": lambda g, a, b: (g / b, -g * a / (b * b)),
-    "power": lambda g, a, b: (g * b * np.power(a, b - 1), g * np.power(a, b) * np.log(a)),
-    "maximum": lambda g, a, b: (g * (a >= b), g * (a < b)),
-    "minimum": lambda g, a, b: (g * (a <= b), g * (a > b)),
-    "hypot": lambda g, a, b: (g * a / np.hypot(a, b), g * b / np.hypot(a, b)),
-    # a mod b = a - floor(a / b) * b (numpy's and MXNet's sign convention)
-    "mod": lambda g, a, b: _mod_partials(g, a, b),
-}
-
-
-def _mod_partials(g, a, b):
-    """(g, -g * floor(a / b)); MXNet's mod gradients are 0 for integer operands."""
-    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
-        return np.zeros_like(g), np.zeros_like(g)
-    return g, -g * np.floor(a / b)
-
-
-# partials that can divide by zero or overflow (errstate costs microseconds per call)
-_BPARTIALS_GUARDED = frozenset(("div", "power", "hypot", "mod"))
-
-
 def _bwd(a, xs):
     g, x, y = (st.todense(v) for v in xs)
-    if a.fn in _BPARTIALS_GUARDED:
+    if a.fn in PARTIALS_GUARDED:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ga, gb = _BPARTIALS[a.fn](g, x, y)
+            ga, gb = BINARY_PARTIALS[a.fn](g, x, y)
     else:
-        ga, gb = _BPARTIALS[a.fn](g, x, y)
+        ga, gb = BINARY_PARTIALS[a.fn](g, x, y)
     ga = reduce_to_shape(ga if ga.shape == g.shape else np.broadcast_to(ga, g.shape), x.shape)
     gb = reduce_to_shape(gb if gb.shape == g.shape else np.broadcast_to(gb, g.shape), y.shape)
     return (np.ascontiguousarray(ga, dtype=x.dtype), np.ascontiguousarray(gb, dtype=y.dtype))
@@ -97,7 +72,7 @@ def _bwd_grad(node, og):
 
 register(OpDef("_backward_broadcast_binary", inputs=("ograd", "lhs", "rhs"), num_outputs=2,
                output_names=("lhs_grad", "rhs_grad"),
-               params=Params(fn=Field("str", choices=tuple(_BPARTIALS))),
+               params=Params(fn=Field("str", choices=tuple(BINARY_PARTIALS))),
                dispatch=(Dispatch((D, D, D), (D, D), _bwd),
                          Dispatch(("*", "*", "*"), (D, D), _bwd)),
                infer_shape=rules.grads_like_inputs(1),
