@@ -85,17 +85,24 @@ def _join(a, n, c, sp):
     return (n,) + tuple(sp) + (c,) if _channel_last(a) else (n, c) + tuple(sp)
 
 
+def _bias_and_data(attrs, ins):
+    """Set the bias shape (F,); return the data shape once known, checked against the kernel."""
+    nd = len(attrs.kernel)
+    if not attrs.no_bias:
+        rules.set_shape(ins, 2, (attrs.num_filter,))
+    data = ins[0]
+    if data is not None and len(data) != nd + 2:
+        raise rules.Conflict("shape", 0, "input", f"{nd + 2}-D data for kernel {attrs.kernel}",
+                             data)
+    return data
+
+
 def conv_shape(attrs, ins, outs):
     """Weight (F, C/g, *k) (channel-last: (F, *k, C/g)), bias (F,), output (N, F, *out)."""
     nd, f, g = len(attrs.kernel), attrs.num_filter, attrs.num_group
-    if not attrs.no_bias:
-        rules.set_shape(ins, 2, (f,))
-    data = ins[0]
+    data = _bias_and_data(attrs, ins)
     if data is None:
         return ins, outs
-    if len(data) != nd + 2:
-        raise rules.Conflict("shape", 0, "input", f"{nd + 2}-D data for kernel {attrs.kernel}",
-                             data)
     n, c, sp = _split(attrs, data)
     if c is not None and c % g:
         raise rules.Conflict("shape", 0, "input", f"channels divisible by num_group={g}", data)
@@ -213,14 +220,9 @@ def _deconv_pad_adj(a, sp):
 def deconv_shape(attrs, ins, outs):
     """Weight (C_in, F/g, *k), bias (F,), output (in-1)*s - 2p + d(k-1) + 1 + adj."""
     nd, f, g = len(attrs.kernel), attrs.num_filter, attrs.num_group
-    if not attrs.no_bias:
-        rules.set_shape(ins, 2, (f,))
-    data = ins[0]
+    data = _bias_and_data(attrs, ins)
     if data is None:
         return ins, outs
-    if len(data) != nd + 2:
-        raise rules.Conflict("shape", 0, "input", f"{nd + 2}-D data for kernel {attrs.kernel}",
-                             data)
     if f % g:
         raise rules.Conflict("shape", 0, "input", f"num_filter divisible by num_group={g}", data)
     n, c = data[0], data[1]

@@ -16,13 +16,17 @@ def _bn_check(op, a):
     require(a.eps > 0, op, f"eps must be positive, got {a.eps}")
 
 
-_BN = Checked(
-    _bn_check,
+# the leading parameters every batch-norm flavour declares, in MXNet's order
+BN_FIELDS = dict(
     eps=Field("float", 1e-3, doc="added to the variance"),
     momentum=Field("float", 0.9, doc="moving average momentum"),
     fix_gamma=Field("bool", True, doc="treat gamma as 1 (its gradient is 0)"),
     use_global_stats=Field("bool", False, doc="use the moving statistics in training too"),
-    output_mean_var=Field("bool", False, doc="also output the mean and the inverse std"),
+    output_mean_var=Field("bool", False, doc="also output the mean and the inverse std"))
+
+_BN = Checked(
+    _bn_check,
+    **BN_FIELDS,
     axis=Field("int", 1, doc="the channel axis"),
     cudnn_off=Field("bool", False, doc="ignored (no cuDNN)"),
     min_calib_range=Field("float_or_none", None, doc="quantization only; ignored"),

@@ -8,7 +8,7 @@ from ..grad import kept, multi_bw
 from ..params import Attrs, Field
 from ..registry import Dispatch, OpDef, register
 from ._common import Checked, D, require
-from .norm import _bn_bwd, _bn_bwd_shape, _bn_fwd, bn_shape
+from .norm import BN_FIELDS, _bn_bwd, _bn_bwd_shape, _bn_fwd, bn_shape
 
 
 def _sync_check(op, a):
@@ -22,11 +22,7 @@ def _sync_check(op, a):
 
 _SYNC = Checked(
     _sync_check,
-    eps=Field("float", 1e-3, doc="added to the variance"),
-    momentum=Field("float", 0.9, doc="moving average momentum"),
-    fix_gamma=Field("bool", True, doc="treat gamma as 1 (its gradient is 0)"),
-    use_global_stats=Field("bool", False, doc="use the moving statistics in training too"),
-    output_mean_var=Field("bool", False, doc="also output the mean and the inverse std"),
+    **BN_FIELDS,
     ndev=Field("int", 1, doc="devices sharing the batch statistics (only 1 is supported)"),
     key=Field("str", doc="the layer's key among synchronised layers (required)"))
 
