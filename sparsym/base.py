@@ -63,6 +63,18 @@ class IndexOutOfRange(MXNetError, IndexError):
     """An index outside its axis (gather_nd, scatter_nd: MXNet raises IndexError)."""
 
 
+def normalize_axis(axis, ndim, where):
+    """``axis`` in [0, ndim) (negative counts from the end; None stays None), else ShapeError."""
+    if axis is None:
+        return None
+    a = int(axis)
+    if a < 0:
+        a += ndim
+    if not 0 <= a < ndim:
+        raise ShapeError(f"{where}: axis {axis} out of range for {ndim}-D input")
+    return a
+
+
 def getenv(name: str, default: str | None = None) -> str | None:
     """Read an environment flag at call time (tests toggle them)."""
     return os.environ.get(name, default)

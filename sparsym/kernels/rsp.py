@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ..base import ShapeError
+from ..base import ShapeError, normalize_axis
 from ..storage import IDX, RSP
 from ._arrays import common, find_sorted, unique_positions
 from ._f16 import f16_safe
@@ -349,20 +349,9 @@ def embedding_grad_rsp(idx, ograd, num_rows) -> RSP:
 
 
 # ----------------------------------------------------------------------------- reductions
-def _norm_axis(axis, ndim, what):
-    if axis is None:
-        return None
-    a = int(axis)
-    if a < 0:
-        a += ndim
-    if not 0 <= a < ndim:
-        raise ShapeError(f"{what}: axis {axis} out of range for {ndim}-D row_sparse")
-    return a
-
-
 def sum_rsp(r: RSP, axis=None, keepdims=False) -> np.ndarray:
     """Sum as dense (0-d for axis None); canonical input."""
-    ax = _norm_axis(axis, len(r.shape), "sum(row_sparse)")
+    ax = normalize_axis(axis, len(r.shape), "sum(row_sparse)")
     if ax is None:
         out = np.asarray(r.data.sum(dtype=r.data.dtype))
         return out.reshape((1,) * len(r.shape)) if keepdims else out
@@ -377,7 +366,7 @@ def sum_rsp(r: RSP, axis=None, keepdims=False) -> np.ndarray:
 
 def square_sum_rsp(r: RSP, axis=None, keepdims=False):
     """sum(r**2): rsp of shape (m, 1) with r's rows when axis==1 and keepdims (2-D), else dense."""
-    ax = _norm_axis(axis, len(r.shape), "square_sum(row_sparse)")
+    ax = normalize_axis(axis, len(r.shape), "square_sum(row_sparse)")
     sq = RSP(r.data * r.data, r.indices, r.shape)
     if ax == 1 and keepdims and len(r.shape) == 2:
         # row sums as a product with a ones column: NumPy's reduction over a short last

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...base import ParamError
+from ...base import ParamError, normalize_axis
 from ..params import Params
 
 D, R, C = "default", "row_sparse", "csr"
@@ -36,11 +36,5 @@ def prod(dims):
 
 
 def norm_axis(axis, ndim, op_name):
-    """Normalise a possibly negative axis; ShapeError-compatible Conflict-free check."""
-    from ...base import ShapeError
-    a = int(axis)
-    if a < 0:
-        a += ndim
-    if not 0 <= a < ndim:
-        raise ShapeError(f"operator {op_name}: axis {axis} out of range for {ndim}-D input")
-    return a
+    """Operator ``op_name``'s axis in [0, ndim) (ShapeError if out of range)."""
+    return normalize_axis(axis, ndim, f"operator {op_name}")
