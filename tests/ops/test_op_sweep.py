@@ -389,8 +389,6 @@ def check_against_mxnet(op, keys):
 
 # dense rows that disagree with MXNet, owned elsewhere; strict: a fix fails until removed
 KNOWN_MXNET_MISMATCHES = {
-    "SoftmaxActivation": "mode='instance' on 3-D input normalises over all trailing axes; "
-                         "MXNet 1.9.1 gives 0.25 per entry of a constant (2, 3, 4) input",
 }
 
 

@@ -24,14 +24,13 @@ def _one(bname, inputs, node):
 
 # ----------------------------------------------------------------------------- SoftmaxActivation
 _SA = Params(mode=Field("str", "instance", choices=("channel", "instance"),
-                        doc="instance: softmax over all axes but the batch; channel: axis 1"))
+                        doc="instance: softmax over the last axis; channel: axis 1"))
 
 
 def _sa_view(a, x):
     """(view, axis) the softmax runs on."""
-    if a.mode == "channel":
-        return x, 1
-    return x.reshape(x.shape[0], -1), 1
+    # MXNet 1.9.1's instance mode normalises the last axis only (not all non-batch axes)
+    return x, (1 if a.mode == "channel" else -1)
 
 
 def _sa_fwd(a, xs):
@@ -57,7 +56,7 @@ register(OpDef(
     "SoftmaxActivation", params=_SA, dispatch=(Dispatch((D,), (D,), _sa_fwd),),
     infer_shape=rules.same_shape, infer_type=rules.same_type,
     gradient=lambda node, og: [_one("_backward_SoftmaxActivation", [og[0], (node, 0)], node)],
-    doc="""Softmax over all axes but the batch (``mode='instance'``) or over axis 1
+    doc="""Softmax over the last axis (``mode='instance'``, as MXNet 1.9.1 computes it) or axis 1
     (``mode='channel'``); MXNet's deprecated form of ``softmax``.
 
     Parameters
