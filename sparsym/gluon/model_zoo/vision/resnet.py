@@ -1,12 +1,10 @@
 """ResNet v1 and v2 (He et al. 2015 / 2016) with MXNet model zoo's layer names and shapes."""
 from __future__ import annotations
 
-import os
-
-from ....base import MXNetError
 from ....context import cpu
 from ... import nn
 from ...block import HybridBlock
+from ..model_store import load_pretrained
 
 __all__ = ["ResNetV1", "ResNetV2", "BasicBlockV1", "BasicBlockV2", "BottleneckV1",
            "BottleneckV2", "get_resnet", "resnet18_v1", "resnet34_v1", "resnet50_v1",
@@ -199,22 +197,18 @@ _BLOCKS = [{"basic_block": BasicBlockV1, "bottle_neck": BottleneckV1},
            {"basic_block": BasicBlockV2, "bottle_neck": BottleneckV2}]
 
 
-def get_resnet(version, num_layers, pretrained=False, ctx=cpu(),
-               root=os.path.join("~", ".mxnet", "models"), **kwargs):
+def get_resnet(version, num_layers, pretrained=False, ctx=cpu(), root=None, **kwargs):
     """ResNet ``version`` (1 or 2) with ``num_layers`` (18, 34, 50, 101 or 152).
 
-    ``pretrained=True`` needs MXNet's pretrained weights, which sparsym does not download:
-    load them with ``load_parameters`` from a local file instead.
+    ``pretrained=True`` loads MXNet's parameter file from ``root`` (default
+    ``$MXNET_HOME/models``); sparsym does not download it (see :mod:`model_store`).
     """
     assert num_layers in _SPEC, \
         f"Invalid number of layers: {num_layers}. Options are {sorted(_SPEC)}"
     assert 1 <= version <= 2, f"Invalid resnet version: {version}. Options are 1 and 2."
-    if pretrained:
-        raise MXNetError(f"resnet{num_layers}_v{version}(pretrained=True): sparsym does not "
-                         "download pretrained weights; build the model and call "
-                         "load_parameters() with a local .params file")
     block_type, layers, channels = _SPEC[num_layers]
-    return _NETS[version - 1](_BLOCKS[version - 1][block_type], layers, channels, **kwargs)
+    net = _NETS[version - 1](_BLOCKS[version - 1][block_type], layers, channels, **kwargs)
+    return load_pretrained(net, f"resnet{num_layers}_v{version}", pretrained, ctx, root)
 
 
 def _factory(version, num_layers):
@@ -235,6 +229,3 @@ resnet34_v2 = _factory(2, 34)
 resnet50_v2 = _factory(2, 50)
 resnet101_v2 = _factory(2, 101)
 resnet152_v2 = _factory(2, 152)
-_MODELS = {f.__name__: f for f in (resnet18_v1, resnet34_v1, resnet50_v1, resnet101_v1,
-                                   resnet152_v1, resnet18_v2, resnet34_v2, resnet50_v2,
-                                   resnet101_v2, resnet152_v2)}
