@@ -3,12 +3,13 @@
 - :mod:`sparsym.contrib.sbnet`: SBNet block-sparse convolution (block parameters, fused
   sparse convolution and bottleneck block, dispatch and autotuning switches).
 - ``mx.contrib.ndarray`` / ``mx.contrib.symbol`` are ``mx.nd.contrib`` / ``mx.sym.contrib``.
+- :mod:`sparsym.contrib.io`: ``DataLoaderIter`` (a Gluon DataLoader as a Module DataIter).
 """
 import importlib as _importlib
 
 from . import sbnet  # noqa: F401
 
-_ALIASES = {"autograd": "sparsym.contrib.autograd",
+_ALIASES = {"autograd": "sparsym.contrib.autograd", "io": "sparsym.contrib.io",
             "ndarray": "sparsym.ndarray.contrib", "nd": "sparsym.ndarray.contrib",
             "symbol": "sparsym.symbol.contrib", "sym": "sparsym.symbol.contrib"}
 

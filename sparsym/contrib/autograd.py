@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 
 from .. import autograd as _ag
+from ..ndarray import zeros_like  # noqa: F401  (MXNet's module exports it)
 from ..ndarray.ndarray import NDArray, wrap
 
 __all__ = ["set_is_training", "TrainingStateScope", "train_section", "test_section",

@@ -12,3 +12,8 @@ from . import rnn  # noqa: F401
 from . import contrib  # noqa: F401
 from .trainer import Trainer  # noqa: F401
 from . import model_zoo  # noqa: F401
+from ..ndarray.ndarray import NDArray as _NDArray
+from ..symbol import Symbol as _Symbol
+
+# what a Block takes as its inputs (MXNet's gluon.tensor_types)
+tensor_types = (_Symbol, _NDArray)

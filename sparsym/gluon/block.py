@@ -20,7 +20,7 @@ from .parameter import (
     _indent,
 )
 
-__all__ = ["Block", "HybridBlock"]
+__all__ = ["Block", "HybridBlock", "SymbolBlock"]  # noqa: F822 (SymbolBlock: __getattr__)
 
 
 class _BlockScope:
@@ -713,3 +713,11 @@ class HybridBlock(Block):
     def hybrid_forward(self, F, x, *args, **kwargs):
         """Override: the computation, with ``F`` either ``mx.nd`` or ``mx.sym``."""
         raise NotImplementedError
+
+
+def __getattr__(name):
+    # MXNet defines SymbolBlock in this module; it lives in symbol_block.py (imports this one)
+    if name == "SymbolBlock":
+        from .symbol_block import SymbolBlock
+        return SymbolBlock
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
