@@ -1,2 +1,2 @@
 """Contributed Gluon blocks (mx.gluon.contrib)."""
-from . import cnn, data, nn, rnn  # noqa: F401
+from . import cnn, data, estimator, nn, rnn  # noqa: F401
