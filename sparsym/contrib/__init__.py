@@ -4,12 +4,14 @@
   sparse convolution and bottleneck block, dispatch and autotuning switches).
 - ``mx.contrib.ndarray`` / ``mx.contrib.symbol`` are ``mx.nd.contrib`` / ``mx.sym.contrib``.
 - :mod:`sparsym.contrib.io`: ``DataLoaderIter`` (a Gluon DataLoader as a Module DataIter).
+- :mod:`sparsym.contrib.text`: token counting, vocabularies, embeddings from local files.
 """
 import importlib as _importlib
 
 from . import sbnet  # noqa: F401
 
 _ALIASES = {"autograd": "sparsym.contrib.autograd", "io": "sparsym.contrib.io",
+            "text": "sparsym.contrib.text",
             "ndarray": "sparsym.ndarray.contrib", "nd": "sparsym.ndarray.contrib",
             "symbol": "sparsym.symbol.contrib", "sym": "sparsym.symbol.contrib"}
 
