@@ -308,7 +308,8 @@ _PLANS_LOCK = threading.Lock()
 
 def _signature(fwd, heads, reqs):
     """Tape structure: ops, parameters and wiring, the variables' value types, the heads
-    and the grad_reqs; None when the tape holds Functions (their nodes are one-off)."""
+    and the grad_reqs; None when the tape holds a user Function (its node is one-off; a
+    hybridized block's call is marked ``autograd_stable``: the same node every step)."""
     from .ops.autograd_function import CUSTOM_FUNCTION
     sig = []
     app = sig.append
@@ -316,7 +317,8 @@ def _signature(fwd, heads, reqs):
         if n.op is None:
             v = n.values[0]
             app((type(v), v.shape, v.dtype))
-        elif n.op is CUSTOM_FUNCTION:
+        elif n.op is CUSTOM_FUNCTION and \
+                not getattr(n.params.function, "autograd_stable", False):
             return None
         else:
             app((n.op.name, n.params, tuple(ins)))

@@ -12,10 +12,13 @@ import weakref
 
 import numpy as np
 
-from . import autograd
 from . import storage as st
 from .base import MXNetError
 from .ndarray.ndarray import NDArray, wrap
+from .ndarray.tape import STATE
+from .ndarray.tape import record as tape_record
+from .ops.autograd_function import CUSTOM_FUNCTION
+from .ops.registry import get_op
 
 __all__ = ["CachedGraph", "CachedOp"]
 
@@ -61,6 +64,7 @@ class CachedGraph:
             self._aux.append(params[name])
         self.params = used + [p for p in self._aux if not isinstance(p, int)]
         self._execs = {}
+        self._null_reqs = None
         self.last_executor = None
 
     @staticmethod
@@ -80,82 +84,115 @@ class CachedGraph:
         return self.symbol.bind(ctx, args=list(args), args_grad=grads, grad_req=list(reqs),
                                 aux_states=list(auxs))
 
-    def _executor(self, key, ctx, args, auxs, reqs, recording):
+    def _runner(self, key, ctx, args, auxs, reqs, recording):
         """A bound executor for this signature that no pending backward still needs."""
-        pool = self._execs.setdefault(key, [])
-        for entry in pool:
-            exe, owner = entry
-            if not recording or owner is None or owner() is None or exe._state != "train":
-                entry[1] = None
-                return entry
-        entry = [self._bind(ctx, args, auxs, reqs), None]
-        pool.append(entry)
-        return entry
+        pool = self._execs.get(key)
+        if pool is None:
+            pool = self._execs[key] = []
+        for r in pool:
+            if not recording or r.free():
+                return r
+        r = _GraphRunner(self._bind(ctx, args, auxs, reqs), ctx)
+        pool.append(r)
+        return r
 
     def __call__(self, data):
         """Outputs (list of NDArray) of the graph on the inputs ``data``."""
         if not data:
             raise MXNetError("a hybridized Block needs at least one NDArray input")
-        ctx = data[0].context
-        args = [data[s] if isinstance(s, int) else self._param_array(s, ctx)
+        ctx = data[0]._ctx
+        args = [data[s] if s.__class__ is int else self._param_array(s, ctx)
                 for s in self._arg_src]
-        auxs = [data[s] if isinstance(s, int) else self._param_array(s, ctx)
+        auxs = [data[s] if s.__class__ is int else self._param_array(s, ctx)
                 for s in self._aux]
-        ag = autograd
-        recording = ag.is_recording()
+        recording = STATE.recording
         if recording:
             reqs = tuple(
-                ("write" if a._ag is not None else "null") if isinstance(s, int) else
+                ("write" if _needs_grad(a._ag) else "null") if s.__class__ is int else
                 ("write" if s.grad_req != "null" else "null")
                 for s, a in zip(self._arg_src, args))
-            recording = any(r != "null" for r in reqs)
+            recording = "write" in reqs
         if not recording:
-            reqs = ("null",) * len(args)
-        key = (ctx, reqs) + tuple((a.shape, a._raw.dtype, a.stype) for a in args) + \
-            tuple((a.shape, a._raw.dtype, a.stype) for a in auxs)
-        entry = self._executor(key, ctx, args, auxs, reqs, recording)
-        exe = entry[0]
+            reqs = self._null_reqs
+            if reqs is None or len(reqs) != len(args):
+                reqs = self._null_reqs = ("null",) * len(args)
+        key = [ctx, reqs]
+        for a in args:
+            r = a._raw
+            key += (r.__class__, r.shape, r.dtype)
+        for a in auxs:
+            r = a._raw
+            key += (r.__class__, r.shape, r.dtype)
+        runner = self._runner(tuple(key), ctx, args, auxs, reqs, recording)
+        exe = runner.exe
         exe.arg_arrays[:] = args
         exe.aux_arrays[:] = auxs
         self.last_executor = exe
-        is_train = ag.is_training()
-        if not recording:
-            outs = exe.forward(is_train=is_train)
-            return [wrap(o._raw, ctx) for o in outs]
-        fn = _GraphCall(exe, reqs, is_train, ctx)
-        entry[1] = weakref.ref(fn)
-        outs = fn(*args)
-        return [outs] if not isinstance(outs, (list, tuple)) else list(outs)
+        outs = exe.forward(is_train=STATE.training)
+        outs = [wrap(o._raw, ctx) for o in outs]
+        if recording:
+            runner.record(args, outs)
+        return outs
 
 
-class _GraphCall(autograd.Function):
-    """One recorded call of a bound graph: forward and backward run the executor."""
+def _needs_grad(entry):
+    """Whether an input's tape entry wants a gradient: a marked variable or the live output
+    of a recorded call (an array an earlier recorded call read as a constant does not)."""
+    if entry is None:
+        return False
+    node = entry[0]
+    return node.grad is not None if node.op is None else node.values is not None
 
-    def __init__(self, exe, reqs, is_train, ctx):
-        super().__init__()
-        self._exe = exe
-        self._reqs = reqs
-        self._is_train = is_train
-        self._ctx = ctx
 
-    def forward(self, *args):
-        outs = self._exe.forward(is_train=self._is_train)
-        outs = [wrap(o._raw, self._ctx) for o in outs]
-        return outs[0] if len(outs) == 1 else outs
+class _GraphRunner:
+    """One bound executor of a CachedGraph, recorded on the autograd tape as a call whose
+    backward runs the executor's backward.
 
-    def backward(self, *ograds):
-        exe = self._exe
-        exe.backward(list(ograds))
+    The runner is the node's ``function`` parameter and lives as long as its executor, so
+    a training loop records the same node parameters every step: the tape's signature is
+    stable and autograd reuses its backward plan (MXNet's CachedOp is one graph node too).
+    """
+
+    autograd_stable = True  # autograd: the node's parameters identify it across steps
+
+    def __init__(self, exe, ctx):
+        self.exe = exe
+        self.ctx = ctx
+        self.attrs = None
+        self.node = None  # weak reference to the tape node of the pending call
+
+    def free(self):
+        """Whether no recorded call still waits for this executor's backward."""
+        node = self.node() if self.node is not None else None
+        return node is None or node.values is None or self.exe._state != "train"
+
+    def record(self, args, outs):
+        """Append this call to the tape (when an input is on it)."""
+        if self.attrs is None:
+            op = get_op("_CustomFunction")
+            self.attrs = op.params.parse("_CustomFunction", {
+                "num_inputs": len(args), "num_outputs": len(outs), "function": self,
+                "out_shapes": tuple(tuple(o.shape) for o in outs),
+                "out_dtypes": tuple(np.dtype(o.dtype).name for o in outs)})
+        tape_record(CUSTOM_FUNCTION, self.attrs, args, tuple(o._raw for o in outs), outs)
+        ag = outs[0]._ag
+        self.node = weakref.ref(ag[0]) if ag is not None else None
+
+    def _backward_raw(self, ograds):
+        """Raw gradients of every argument for raw head gradients ``ograds``."""
+        exe = self.exe
+        exe.backward([wrap(g, self.ctx) for g in ograds])
         grads = []
         for g, a in zip(exe.grad_arrays, exe.arg_arrays):
             if g is None:
-                grads.append(wrap(np.zeros(a.shape, a._raw.dtype), self._ctx))
+                grads.append(np.zeros(a.shape, a._raw.dtype))
                 continue
-            grads.append(wrap(g._raw, self._ctx))
-            # the next backward writes into fresh buffers, not into this result
-            g._raw = st.zeros_raw(g.stype, g.shape, g._raw.dtype)
+            raw = g._raw
+            grads.append(st.todense(raw) if raw.__class__ is not np.ndarray else raw)
+            # the caller may adopt the result: the next backward writes fresh buffers
+            g._raw = np.empty_like(raw) if raw.__class__ is np.ndarray else \
+                st.zeros_raw(g.stype, g.shape, raw.dtype)
         return grads
-
 
 
 class CachedOp:

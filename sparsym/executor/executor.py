@@ -477,7 +477,8 @@ class Executor:
             if monitor is not None:
                 node = self.node_name(s.name)
                 for name, e in zip(s.out_names, s.out_eids):
-                    monitor(f"{node}_{name}", wrap(env[e], self._ctx))
+                    if env[e] is not None:  # an output no step reads may be skipped
+                        monitor(f"{node}_{name}", wrap(env[e], self._ctx))
             for e in release[j]:
                 env[e] = None
 

@@ -255,8 +255,9 @@ def _direct_gradients(graph, nodes, grad_eids, reqs, keep, st):
     return direct
 
 
-def _freeze(graph, nodes, shp, typ, mem, direct):
-    """The frozen forward and backward Steps."""
+def _freeze(graph, nodes, shp, typ, mem, direct, read):
+    """The frozen forward and backward Steps; ``read``: the entries something reads (an
+    op, a head, a gradient)."""
     fsteps, bsteps = [], []
     for p in nodes:
         n, k = p.node, p.k
@@ -266,6 +267,11 @@ def _freeze(graph, nodes, shp, typ, mem, direct):
             attrs = type(n.params)(n.params, __is_train__=False)
         oe = tuple(graph.out_eids(k))
         oshp = tuple([shp[e] for e in oe])
+        if n.op.skips_unused_outputs and p.mode != "fallback" and not p.writes_out:
+            unused = tuple(i for i, e in enumerate(oe) if e not in read)
+            if unused:
+                attrs = type(attrs)(attrs, __unused__=unused)
+                train_attrs = type(train_attrs)(train_attrs, __unused__=unused)
         if n.op.needs_out_shapes:
             attrs = type(attrs)(attrs, __out_shapes__=oshp)
             train_attrs = type(train_attrs)(train_attrs, __out_shapes__=oshp)
@@ -330,7 +336,8 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
                       keep, final, nbytes, poolable,
                       [p.node.op.inplace if p.writes_out else () for p in nodes])
     clock.mark("plan_memory")
-    fsteps, bsteps = _freeze(graph, nodes, shp, typ, mem, direct)
+    read = {e for p in nodes for e in graph.in_eids(p.k)} | set(head_eids) | final
+    fsteps, bsteps = _freeze(graph, nodes, shp, typ, mem, direct, read)
     clock.mark("steps")
     return Plan(
         graph=graph, arg_names=tuple(n.name for n in args),

@@ -5,9 +5,11 @@ import numbers
 
 import numpy as np
 
+from .. import profiler as _profiler
 from .. import storage as st
 from ..base import MXNetError, ShapeError, StorageError, dtype_of
 from ..context import Context, current_context, require_usable
+from ..ops.shape_codes import reshape_target
 from ..profiler import RUN as _PROF
 from .tape import STATE
 
@@ -27,11 +29,9 @@ py_slice = slice
 def wrap(raw, ctx=None):
     """Wrap a raw value in the NDArray class of its storage type."""
     if isinstance(raw, st.CSR):
-        from .sparse import CSRNDArray
-        cls = CSRNDArray
+        cls = _sparse.CSRNDArray
     elif isinstance(raw, st.RSP):
-        from .sparse import RowSparseNDArray
-        cls = RowSparseNDArray
+        cls = _sparse.RowSparseNDArray
     else:
         cls = NDArray
         if not isinstance(raw, np.ndarray):
@@ -161,12 +161,12 @@ class NDArray:
     def __getstate__(self):
         """MXNet's pickled state: ``{'handle': bytearray}``, the array in MXNet's raw
         single-array format (its context's cpu id included)."""
-        from .pickling import getstate
+        getstate = _pickling.getstate
         return getstate(self)
 
     def __setstate__(self, state):
         """Become the array of a state from :meth:`__getstate__` (sparsym's or MXNet's)."""
-        from .pickling import setstate
+        setstate = _pickling.setstate
         setstate(self, state)
 
     # ------------------------------------------------------------------ conversion
@@ -181,12 +181,12 @@ class NDArray:
 
     def to_dlpack_for_read(self):
         """A DLPack capsule sharing this array's memory (see ``nd.to_dlpack_for_read``)."""
-        from .interop import to_dlpack_for_read
+        to_dlpack_for_read = _interop.to_dlpack_for_read
         return to_dlpack_for_read(self)
 
     def to_dlpack_for_write(self):
         """A DLPack capsule sharing this array's memory (see ``nd.to_dlpack_for_write``)."""
-        from .interop import to_dlpack_for_write
+        to_dlpack_for_write = _interop.to_dlpack_for_write
         return to_dlpack_for_write(self)
 
     def wait_to_read(self):
@@ -195,7 +195,7 @@ class NDArray:
     def tostype(self, stype):
         """Return a copy with storage type ``stype`` ('default', 'csr', 'row_sparse')."""
         st.check_stype(stype, "tostype: ")
-        from .op import invoke
+        invoke = _op.invoke
         return invoke("cast_storage", [self], {"stype": stype})[0]
 
     def astype(self, dtype, copy=True):
@@ -265,7 +265,7 @@ class NDArray:
         >>> x.grad.asnumpy().tolist()
         [2.0, 4.0]
         """
-        from .. import autograd
+        autograd = _autograd
         stype = st.check_stype(stype if stype is not None else self.stype, "attach_grad: ")
         grad = wrap(st.zeros_raw(stype, self.shape, self._raw.dtype), self._ctx)
         autograd.mark_variables([self], [grad], grad_req)
@@ -286,7 +286,7 @@ class NDArray:
         train_mode : bool, default True
             Run the backward ops in training mode.
         """
-        from .. import autograd
+        autograd = _autograd
         autograd.backward([self], None if out_grad is None else [out_grad],
                           retain_graph=retain_graph, train_mode=train_mode)
 
@@ -316,7 +316,7 @@ class NDArray:
         if tuple(value.shape) != tuple(mine.shape):
             raise ShapeError(f"cannot assign an array of shape {tuple(value.shape)} to a "
                              f"{self.stype} NDArray of shape {mine.shape}")
-        from .op import invoke_raw_cast
+        invoke_raw_cast = _op.invoke_raw_cast
         new = invoke_raw_cast(value, self.stype)
         if new is value:
             new = value.copy()
@@ -357,7 +357,7 @@ class NDArray:
     def __getitem__(self, key):
         """Numpy-style indexing of a dense array (a new array: MXNet's basic indexing)."""
         if self._ag is not None and STATE.recording:
-            from .indexing import recorded_getitem
+            recorded_getitem = _indexing.recorded_getitem
             return recorded_getitem(self, key)
         key = _raw_key(key)
         if isinstance(key, tuple) and len([k for k in key if k is not None and
@@ -379,7 +379,6 @@ class NDArray:
             raise TypeError(f"reshape got unexpected arguments {sorted(kwargs)}")
         if self.stype != "default":
             raise StorageError(f"reshape is only supported for default storage, got {self.stype}")
-        from ..ops.shape_codes import reshape_target
         target = reshape_target(self.shape, tuple(shape), reverse)
         if self._ag is not None and STATE.recording:
             return _invoke("Reshape", self, shape=target)
@@ -388,7 +387,7 @@ class NDArray:
     def reshape_like(self, *args, **kwargs):
         """The ``reshape_like`` operator on this array (``rhs``, and the optional
         ``lhs_begin``/``lhs_end``/``rhs_begin``/``rhs_end`` ranges, as MXNet's)."""
-        from .. import ndarray as nd
+        nd = _nd_pkg
         return nd.reshape_like(self, *args, **kwargs)
 
     def flatten(self, inplace=False):
@@ -431,7 +430,7 @@ class NDArray:
         return bool(stand_in[slc_key].flags.c_contiguous)
 
     def transpose(self, axes=None):
-        from .op import invoke
+        invoke = _op.invoke
         return invoke("transpose", [self], {"axes": axes} if axes else {})[0]
 
     def broadcast_to(self, shape):
@@ -448,7 +447,7 @@ class NDArray:
     # MXNet 1.9: NDArray operators use the broadcast_* ops (dense + sparse -> broadcast rules),
     # sparse arrays override +, -, * with nd.sparse.add/subtract/multiply (elemwise rules).
     def _bin(self, other, name, scalar_name, reverse=False):
-        from .op import binary
+        binary = _op.binary
         return binary(self, other, name, scalar_name, reverse)
 
     def __add__(self, o):
@@ -491,14 +490,14 @@ class NDArray:
         return self._bin(o, "power", "_rpower_scalar", reverse=True)
 
     def __neg__(self):
-        from .op import invoke
+        invoke = _op.invoke
         return invoke("negative", [self], {})[0]
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        from .op import invoke
+        invoke = _op.invoke
         return invoke("abs", [self], {})[0]
 
     def __eq__(self, o):
@@ -549,7 +548,7 @@ class NDArray:
 
     def __getattr__(self, name):
         # fluent methods: x.sum(axis=1), x.exp(), ... resolve to the registered op
-        from .op import fluent
+        fluent = _op.fluent
         fn = fluent(name)
         if fn is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -582,7 +581,7 @@ def _new_empty(cls):
 
 def _invoke(op_name, x, **params):
     """One output of operator ``op_name`` on ``x`` (the recorded form of a view method)."""
-    from .op import invoke
+    invoke = _op.invoke
     return invoke(op_name, [x], params)[0]
 
 
@@ -613,7 +612,8 @@ def array(source_array, ctx=None, dtype=None):
     The default dtype follows MXNet 1.9: the source's for an NDArray (or a scipy matrix,
     which gives a csr array), ``float32`` for anything else, numpy arrays included.
     """
-    from .sparse import _is_scipy_sparse, csr_matrix
+    _is_scipy_sparse = _sparse._is_scipy_sparse
+    csr_matrix = _sparse.csr_matrix
     if _is_scipy_sparse(source_array):
         return csr_matrix(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray):
@@ -661,7 +661,7 @@ def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
         return _fill_out(kwargs["out"], _shape(shape), 0, "zeros")
     dtype = dtype_of(dtype or np.float32)
     if _PROF.imperative:  # MXNet's profiler reports array creation as the _zeros operator
-        from .. import profiler
+        profiler = _profiler
         t0 = profiler.now_us()
         out = wrap(st.zeros_raw(st.check_stype(stype), _shape(shape), dtype), _ctx(ctx))
         profiler.record_op("_zeros", t0, profiler.now_us(), out._ctx.device_id)
@@ -694,7 +694,7 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
     """Evenly spaced values in [start, stop), each repeated ``repeat`` times (the _arange
     operator; integer dtypes cast start and step first, as MXNet does). ``infer_range`` is
     deprecated and ignored, as in MXNet."""
-    from .op import invoke
+    invoke = _op.invoke
     if infer_range is not None:
         import warnings
         warnings.warn("`infer_range` argument has been deprecated", DeprecationWarning,
@@ -716,3 +716,15 @@ def concatenate(arrays, axis=0, always_copy=True):
 
 def moveaxis(tensor, source, destination):
     return wrap(np.ascontiguousarray(np.moveaxis(tensor._raw, source, destination)), tensor._ctx)
+
+
+# modules that import this one, bound once it is complete: a relative import inside a
+# function costs about a microsecond per call, and warns (ImportWarning) when an importer
+# rewrote the module's __spec__, as an ``mxnet`` -> sparsym alias does
+from .. import autograd as _autograd  # noqa: E402
+from .. import ndarray as _nd_pkg  # noqa: E402
+from . import indexing as _indexing  # noqa: E402
+from . import interop as _interop  # noqa: E402
+from . import op as _op  # noqa: E402
+from . import pickling as _pickling  # noqa: E402
+from . import sparse as _sparse  # noqa: E402

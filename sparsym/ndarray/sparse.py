@@ -13,11 +13,16 @@ import numpy as np
 from .. import storage as st
 from ..base import DTypeError, ShapeError, StorageError, dtype_of
 from ..context import Context, current_context, require_usable
+from ..kernels import csr as kcsr
+from ..kernels import rsp as krsp
 from .ndarray import NDArray, _shape, wrap
+from .ndarray import zeros as _zeros
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix",
            "row_sparse_array", "zeros", "empty", "array", "add", "subtract", "multiply",
            "divide"]
+# after .ndarray, which imports op (with the modules that import it) once it is complete
+from . import op as _op  # noqa: E402
 
 _slice = builtins.slice
 
@@ -155,7 +160,6 @@ class CSRNDArray(BaseSparseNDArray):
             if key == _slice(None):
                 return self
             begin, end, _ = key.indices(m)
-            from ..kernels import csr as kcsr
             sub = kcsr.slice_rows(self._raw, begin, builtins.max(begin, end))
             return wrap(st.CSR(sub.data.copy(), sub.indices.copy(), sub.indptr, sub.shape),
                         self._ctx)
@@ -179,7 +183,7 @@ class RowSparseNDArray(BaseSparseNDArray):
 
     def retain(self, indices):
         """Keep only the rows listed in ``indices`` (NDArray or array-like of row ids)."""
-        from .op import invoke
+        invoke = _op.invoke
         idx = indices if isinstance(indices, NDArray) else wrap(np.asarray(indices, np.int64))
         return invoke("_sparse_retain", [self, idx], {})[0]
 
@@ -465,7 +469,6 @@ def _canonical_csr(data, indices, indptr, shape):
     starts[indptr[1:-1][indptr[1:-1] < len(indices)]] = True
     if not np.any((d <= 0) & ~starts[1:]):
         return raw
-    from ..kernels import csr as kcsr
     return kcsr.canonicalize_csr(raw)
 
 
@@ -521,7 +524,6 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
         except StorageError as err:
             if len(indices) and (indices.min() < 0 or indices.max() >= shape[0]):
                 return _unchecked(raw, str(err), ctx)
-            from ..kernels import rsp as krsp
             return _resorted(krsp.canonicalize_rsp(data, indices, shape), str(err), ctx)
         return wrap(raw, ctx)
     if isinstance(arg1, RowSparseNDArray):
@@ -539,7 +541,6 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
 
 def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
     """All-zero array of the given storage type ('default', 'row_sparse' or 'csr')."""
-    from .ndarray import zeros as _zeros
     return _zeros(shape, ctx=ctx, dtype=dtype, stype=stype)
 
 
@@ -564,7 +565,7 @@ def array(source_array, ctx=None, dtype=None):
 # ---------------------------------------------------------------------- arithmetic
 def _ufunc(lhs, rhs, elem, bcast, scalar, rscalar=None):
     """MXNet's sparse _ufunc_helper: elemwise op for same shapes, else the broadcast op."""
-    from .op import invoke
+    invoke = _op.invoke
     if isinstance(lhs, numbers.Number) and isinstance(rhs, numbers.Number):
         raise TypeError("at least one operand must be an NDArray")
     if isinstance(rhs, numbers.Number):

@@ -21,14 +21,30 @@ _RED = Params(axis=Field("shape_or_none", None, doc="axes to reduce (None = all)
               exclude=Field("bool", False, doc="reduce the axes NOT in ``axis``"))
 
 
+_AXES: dict = {}
+
+
 def red_axes(a, nd, op="reduce"):
-    """Normalised tuple of reduced axes (None or () means all axes)."""
+    """Normalised tuple of reduced axes (None or () means all axes); memoised per
+    (attrs, ndim): a kernel and its shape rule ask several times per call."""
+    try:
+        hit = _AXES.get((a, nd))
+    except TypeError:  # unhashable attrs
+        hit = None
+    if hit is not None:
+        return hit
     if not a.axis:
-        return tuple(range(nd))
-    axes = {norm_axis(x, nd, op) for x in a.axis}
-    if a.exclude:
-        return tuple(i for i in range(nd) if i not in axes)
-    return tuple(sorted(axes))
+        axes = tuple(range(nd))
+    else:
+        given = {norm_axis(x, nd, op) for x in a.axis}
+        axes = tuple(i for i in range(nd) if i not in given) if a.exclude else \
+            tuple(sorted(given))
+    if len(_AXES) < 4096:
+        try:
+            _AXES[(a, nd)] = axes
+        except TypeError:
+            pass
+    return axes
 
 
 def red_out_shape(a, s, op="reduce"):
@@ -55,7 +71,7 @@ def _keep(a, y, x):
 
 def _count(a, x):
     axes = red_axes(a, x.ndim)
-    return int(np.prod([x.shape[i] for i in axes], dtype=np.int64)) if axes else 1
+    return math.prod([x.shape[i] for i in axes]) if axes else 1
 
 
 def _sum_trailing(x, axes):

@@ -111,6 +111,10 @@ class OpDef:
     # when True the kernel's attrs carry '__out_shapes__' (inferred output shapes): ops with
     # no data input whose shape may be completed by inference (zeros with shape (0, n))
     needs_out_shapes: bool = False
+    # when True an executor step's attrs carry '__unused__' (indices of outputs nothing
+    # reads) and the kernel may return None for them (MXNet's kNullOp request: FC's
+    # backward skips the data gradient of a first layer)
+    skips_unused_outputs: bool = False
     # outputs a Symbol exposes (MXNet's NumVisibleOutputs); None = all. Hidden outputs
     # (Dropout's mask, BatchNorm's saved mean/var) feed the backward op only.
     num_visible_outputs: int | Callable | None = None

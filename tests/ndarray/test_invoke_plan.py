@@ -108,3 +108,57 @@ def test_attrs_are_immutable_with_a_stable_hash():
     assert b.keepdims is True and a.keepdims is False and hash(a) != hash(b)
     c = pickle.loads(pickle.dumps(a))
     assert c == a and type(c) is Attrs and hash(c) == hash(a)
+
+
+def test_keyword_calls_reuse_their_parsed_parameters(monkeypatch):
+    """A front end parses one call pattern once (a layer calls its op with the same
+    parameters every step); values of another type, arrays passed by keyword and invalid
+    values still take the full path."""
+    x, w, b = nd.ones((2, 3)), nd.ones((4, 3)), nd.ones((4,))
+    seen = []
+    real = ndop.invoke_op
+    monkeypatch.setattr(ndop, "invoke_op", lambda op, attrs, *a: seen.append(attrs) or
+                        real(op, attrs, *a))
+    y1 = nd.FullyConnected(x, w, b, num_hidden=4, flatten=True)
+    y2 = nd.FullyConnected(x, w, b, num_hidden=4, flatten=True)
+    assert seen[0] is seen[1]
+    np.testing.assert_allclose(y1.asnumpy(), np.full((2, 4), 4.0))
+    np.testing.assert_allclose(y2.asnumpy(), y1.asnumpy())
+    # the same pattern with the arrays by keyword, or without the bias, is parsed anew
+    y3 = nd.FullyConnected(data=x, weight=w, bias=b, num_hidden=4, flatten=True)
+    np.testing.assert_allclose(y3.asnumpy(), y1.asnumpy())
+    y4 = nd.FullyConnected(x, w, num_hidden=4, no_bias=True)
+    np.testing.assert_allclose(y4.asnumpy(), np.full((2, 4), 3.0))
+    assert nd.sum(x, axis=1, keepdims=True).shape == (2, 1)
+    assert nd.sum(x, axis=1, keepdims=1).shape == (2, 1)
+    with pytest.raises(MXNetError):
+        nd.FullyConnected(x, w, b, num_hidden=-4)
+    with pytest.raises(MXNetError):
+        nd.FullyConnected(x, w, b, num_hidden=-4)
+
+
+def test_no_import_inside_hot_ndarray_methods():
+    """NDArray arithmetic and the sparse helpers bind the modules they call at import
+    time: an importer that rewrites a module's __spec__ (the conformance runner's mxnet
+    alias does) made every relative import in a function body raise ImportWarning."""
+    import importlib.util
+    import warnings
+
+    from sparsym.ndarray import ndarray as ndmod
+    from sparsym.ndarray import sparse as spmod
+    saved = ndmod.__spec__, spmod.__spec__
+    ndmod.__spec__ = importlib.util.spec_from_loader("mxnet.ndarray.ndarray", None)
+    spmod.__spec__ = importlib.util.spec_from_loader("mxnet.ndarray.sparse", None)
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            x = nd.ones((2, 2))
+            (x + x - 1) * 2 / x
+            x.reshape((4,))
+            x.sum()
+            r = x.tostype("row_sparse")
+            r.retain(nd.array([0]))
+            (r + r).asnumpy()
+        assert not [m for m in w if m.category is ImportWarning]
+    finally:
+        ndmod.__spec__, spmod.__spec__ = saved

@@ -93,8 +93,9 @@ def _fc_bwd(a, xs):
     g, x, w = xs[0], xs[1], st.todense(xs[2])
     x2 = _flat(a, x)
     g2 = g.reshape(x2.shape[0], a.num_hidden)
+    unused = a.get("__unused__", ())
     with _parallel.gemm_threads(x.size * a.num_hidden):
-        dx = (g2 @ w).reshape(x.shape)
+        dx = (g2 @ w).reshape(x.shape) if 0 not in unused else None
         dw = g2.T @ x2
     out = (dx, dw.astype(w.dtype, copy=False))
     if not a.no_bias:
@@ -176,7 +177,8 @@ register(OpDef(
     "_backward_FullyConnected", params=_FC, inputs=("ograd", "data", "weight"),
     num_outputs=lambda a: 2 if a.no_bias else 3,
     dispatch=(Dispatch((D, D, D), (D,), _fc_bwd), Dispatch((D, D, R), (D,), _fc_bwd)),
-    infer_shape=_fc_bwd_shape, infer_type=rules.same_type, gradient=_fc_bwd_grad))
+    infer_shape=_fc_bwd_shape, infer_type=rules.same_type, gradient=_fc_bwd_grad,
+    skips_unused_outputs=True))
 
 
 # ----------------------------------------------------------------------------- Embedding
