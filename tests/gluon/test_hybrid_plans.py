@@ -63,7 +63,7 @@ def test_two_pending_calls_keep_their_own_executors():
     net = _net(True)
     x1, x2 = mx.nd.ones((2, 4)), mx.nd.array(np.arange(8).reshape(2, 4) / 8.0)
     ref = _net(False)
-    for step in range(2):  # the second step reuses both executors
+    for _step in range(2):  # the second step reuses both executors
         with autograd.record():
             y = net(x1).sum() + 2 * net(x2).sum()
         y.backward()
