@@ -6,6 +6,7 @@ import ast
 import ctypes
 import os
 import platform
+import threading
 
 import numpy as np
 
@@ -17,6 +18,16 @@ __all__ = [
     "classproperty", "with_metaclass", "register_error", "error_types",
     "add_fileline_to_docstring", "build_param_doc",
 ]
+
+# The per-thread NumPy-semantics switches of mx.util (np_shape, np_array): held here so
+# that the operator layer can read them (ops/ may not import util).
+NP_SEMANTICS = threading.local()
+
+
+def np_shape_active() -> bool:
+    """Whether NumPy-shape semantics (``mx.np_shape()``) is on in this thread."""
+    return getattr(NP_SEMANTICS, "np_shape", False)
+
 
 # MXNet's type names (mx_real_t is the default dtype; the ctypes ones size C fields)
 mx_real_t = np.float32

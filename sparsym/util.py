@@ -11,14 +11,15 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import threading
+
+from .base import NP_SEMANTICS
 
 __all__ = ["getenv", "setenv", "np_shape", "is_np_shape", "set_np_shape", "use_np_shape",
            "np_array", "is_np_array", "use_np_array", "set_np", "reset_np", "use_np",
            "set_module", "get_gpu_count", "get_gpu_memory", "get_cuda_compute_capability",
            "np_ufunc_legal_option", "wrap_np_unary_func", "wrap_np_binary_func"]
 
-_STATE = threading.local()
+_STATE = NP_SEMANTICS  # the switches live in base, where ops/ can read them
 
 
 def getenv(name):

@@ -39,28 +39,39 @@ def _batched(fn, *arrs):
 
 
 # ----------------------------------------------------------------------------- factorizations
-def potrf(a):
-    """Lower Cholesky factor L of each symmetric positive definite matrix (lower triangle read)."""
+def potrf(a, lower=True):
+    """Lower Cholesky factor L of each symmetric positive definite matrix (lower triangle read);
+    with ``lower=False`` the upper factor U = L^T, A = U^T U (upper triangle read)."""
+    if not lower:
+        return t(potrf(t(a)))
     try:
         return np.linalg.cholesky(sym_from_lower(a))
     except np.linalg.LinAlgError:
         raise MXNetError("linalg.potrf: the input matrix is not positive definite") from None
 
 
-def potrf_grad(g, low):
-    """dA = 0.5 * L^-T copyLTU(L^T dL) L^-1 (MXNet's symmetric gradient)."""
+def potrf_grad(g, low, lower=True):
+    """dA = 0.5 * L^-T copyLTU(L^T dL) L^-1 (MXNet's symmetric gradient); ``low`` is the
+    factor potrf returned (upper when not ``lower``)."""
+    if not lower:
+        return t(potrf_grad(t(g), t(low)))
     linv = np.linalg.inv(low)
     return 0.5 * t(linv) @ sym_from_lower(t(low) @ np.tril(g)) @ linv
 
 
-def potri(low):
-    """(L L^T)^-1 from the lower Cholesky factor L."""
+def potri(low, lower=True):
+    """(L L^T)^-1 from the lower Cholesky factor L (from the upper U, (U^T U)^-1, when not
+    ``lower``)."""
+    if not lower:
+        return potri(t(low))
     linv = np.linalg.inv(np.tril(low))
     return t(linv) @ linv
 
 
-def potri_grad(g, low, out):
-    """dL = -tril(X (G + G^T) X L), X = (L L^T)^-1."""
+def potri_grad(g, low, out, lower=True):
+    """dL = -tril(X (G + G^T) X L), X = (L L^T)^-1 (its transpose for an upper factor)."""
+    if not lower:
+        return t(potri_grad(g, t(low), out))
     return -np.tril(out @ (g + t(g)) @ out @ np.tril(low))
 
 

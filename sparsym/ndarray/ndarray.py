@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import profiler as _profiler
 from .. import storage as st
-from ..base import MXNetError, ShapeError, StorageError, dtype_of
+from ..base import MXNetError, ShapeError, StorageError, dtype_of, np_shape_active
 from ..context import Context, current_context, require_usable
 from ..ops.shape_codes import reshape_target
 from ..profiler import RUN as _PROF
@@ -654,11 +654,32 @@ def _fill_out(out, shape, value, where):
     return out
 
 
+def _creation_shape(shape, op):
+    """``shape`` for the public zeros/ones: MXNet's _zeros/_ones fail shape inference on the
+    shape () and on a 0 dimension (both mean "unknown") unless NumPy shapes are on."""
+    out = _shape(shape)
+    if (not out or 0 in out) and not np_shape_active():
+        raise ShapeError(f"Operator {op} inferring shapes failed: shape {out} is "
+                         f"{'a scalar' if not out else 'zero-size'}, and without NumPy shape "
+                         "semantics the shape () and a 0 dimension mean unknown; create it "
+                         "under `with mx.np_shape():`")
+    return out
+
+
 def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
     """All-zero array of storage type ``stype`` (default 'default'); ``out=`` fills an
-    existing array of that shape instead."""
+    existing array of that shape instead.
+
+    As in MXNet, the shape () and zero-size shapes raise unless ``mx.np_shape()`` is active.
+    """
+    shape = _creation_shape(shape, "_zeros")
     if kwargs.get("out") is not None:
-        return _fill_out(kwargs["out"], _shape(shape), 0, "zeros")
+        return _fill_out(kwargs["out"], shape, 0, "zeros")
+    return _zeros(shape, ctx, dtype, stype)
+
+
+def _zeros(shape, ctx=None, dtype=None, stype=None):
+    """All-zero array of any shape, zero-size included (the internal creation path)."""
     dtype = dtype_of(dtype or np.float32)
     if _PROF.imperative:  # MXNet's profiler reports array creation as the _zeros operator
         profiler = _profiler
@@ -670,15 +691,19 @@ def zeros(shape, ctx=None, dtype=None, stype=None, **kwargs):
 
 
 def empty(shape, ctx=None, dtype=None, stype=None):
-    """Like :func:`zeros` (memory is always initialised)."""
-    return zeros(shape, ctx, dtype, stype)
+    """Like :func:`zeros` (memory is always initialised); any shape, as MXNet's empty."""
+    return _zeros(shape, ctx, dtype, stype)
 
 
 def ones(shape, ctx=None, dtype=None, **kwargs):
-    """All-one dense array; ``out=`` fills an existing array of that shape instead."""
+    """All-one dense array; ``out=`` fills an existing array of that shape instead.
+
+    As in MXNet, the shape () and zero-size shapes raise unless ``mx.np_shape()`` is active.
+    """
+    shape = _creation_shape(shape, "_ones")
     if kwargs.get("out") is not None:
-        return _fill_out(kwargs["out"], _shape(shape), 1, "ones")
-    return wrap(np.ones(_shape(shape), dtype=dtype_of(dtype or np.float32)), _ctx(ctx))
+        return _fill_out(kwargs["out"], shape, 1, "ones")
+    return wrap(np.ones(shape, dtype=dtype_of(dtype or np.float32)), _ctx(ctx))
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):

@@ -540,12 +540,13 @@ def row_sparse_array(arg1, shape=None, ctx=None, dtype=None):
 
 
 def zeros(stype, shape, ctx=None, dtype=None, **kwargs):
-    """All-zero array of the given storage type ('default', 'row_sparse' or 'csr')."""
-    return _zeros(shape, ctx=ctx, dtype=dtype, stype=stype)
+    """All-zero array of the given storage type ('default', 'row_sparse' or 'csr'); as in
+    MXNet, the shape () and zero-size shapes raise unless ``mx.np_shape()`` is active."""
+    return _zeros(shape, ctx=ctx, dtype=dtype, stype=stype, **kwargs)
 
 
 def empty(stype, shape, ctx=None, dtype=None):
-    """Like :func:`zeros` (memory is always initialised)."""
+    """Like :func:`zeros` (memory is always initialised; zeros' shape rules, as in MXNet)."""
     return zeros(stype, shape, ctx, dtype)
 
 

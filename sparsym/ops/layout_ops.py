@@ -338,7 +338,10 @@ def _ravel(a, xs):
 def _unravel(a, xs):
     x = st.todense(xs[0])
     flat = x.astype(np.int64).reshape(-1)
-    out = np.stack([(flat // s) % d for s, d in zip(_strides(a.shape), a.shape)])
+    # MXNet: the leading coordinate is not wrapped (so it may be -1 = unknown, and indices
+    # past the end give a leading coordinate past the end)
+    out = np.stack([flat // s if i == 0 else (flat // s) % d
+                    for i, (s, d) in enumerate(zip(_strides(a.shape), a.shape))])
     return (out.reshape((len(a.shape),) + x.shape).astype(x.dtype),)
 
 

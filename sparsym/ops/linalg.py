@@ -196,10 +196,14 @@ def _unary(name, fwd, bwd_kernel, bwd_names, bwd_inputs, doc, shape=square_shape
               _bshape(1)))
 
 
-_unary("potrf", lambda a, x: kl.potrf(x), lambda a, xs: kl.potrf_grad(xs[0], xs[1]),
-       ("L",), lambda n, og: [og[0], (n, 0)],
+_LOWER = Params(lower=Field("bool", True, doc="lower (True) or upper (False) triangular "
+                                                "factor"))
+_unary("potrf", lambda a, x: kl.potrf(x, a.lower),
+       lambda a, xs: kl.potrf_grad(xs[0], xs[1], a.lower),
+       ("L",), lambda n, og: [og[0], (n, 0)], params=_LOWER,
        doc="""Cholesky factorization: the lower triangular L with A = L L^T of each symmetric
-    positive definite matrix (the lower triangle of A is read).
+    positive definite matrix (the lower triangle of A is read); with ``lower=False`` the upper
+    triangular U with A = U^T U (the upper triangle is read).
 
     Examples
     --------
@@ -208,11 +212,11 @@ _unary("potrf", lambda a, x: kl.potrf(x), lambda a, xs: kl.potrf_grad(xs[0], xs[
     array([[2.    , 0.    ],
            [1.    , 1.4142]], dtype=float32)
     """)
-_unary("potri", lambda a, x: kl.potri(x),
-       lambda a, xs: kl.potri_grad(xs[0], xs[1], xs[2]),
-       ("A", "out"), lambda n, og: [og[0], n.inputs[0], (n, 0)],
+_unary("potri", lambda a, x: kl.potri(x, a.lower),
+       lambda a, xs: kl.potri_grad(xs[0], xs[1], xs[2], a.lower),
+       ("A", "out"), lambda n, og: [og[0], n.inputs[0], (n, 0)], params=_LOWER,
        doc="The inverse (L L^T)^-1 of a matrix from its lower Cholesky factor L (potrf's "
-           "output).")
+           "output); with ``lower=False``, (U^T U)^-1 from the upper factor U.")
 _unary("inverse", lambda a, x: np.linalg.inv(x),
        lambda a, xs: -kl.t(xs[1]) @ xs[0] @ kl.t(xs[1]),
        ("out",), lambda n, og: [og[0], (n, 0)], doc="The inverse of each square matrix.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import storage as st
-from ..base import ShapeError, dtype_of
+from ..base import ShapeError, dtype_of, np_shape_active
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
@@ -276,6 +276,10 @@ def _tile_check(op, a):
 
 def _tile_out(a, s):
     reps = tuple(a.reps)
+    if 0 in reps and not np_shape_active():  # MXNet: a 0 output dim means unknown
+        raise ShapeError(f"Operator tile inferring shapes failed: reps {reps} give a "
+                         "zero-size output, which needs NumPy shape semantics "
+                         "(`with mx.np_shape():`)")
     n = max(len(s), len(reps))
     s2 = (1,) * (n - len(s)) + s
     r2 = (1,) * (n - len(reps)) + reps

@@ -150,7 +150,7 @@ def test_gather_scatter_match_oracles(geom, layout, transpose, dtype):
 def test_scatter_zero_blocks_and_out_of_range_parts():
     x = RNG.standard_normal((1, 5, 5, 2))
     none = np.zeros((0, 3), np.int32)
-    y = nd.sparse_scatter(mx.nd.zeros((0, 3, 3, 2)), mx.nd.array(none, dtype=np.int32),
+    y = nd.sparse_scatter(mx.nd.array(np.zeros((0, 3, 3, 2))), mx.nd.array(none, dtype=np.int32),
                           mx.nd.array(x, dtype=np.float32), bsize=(3, 3), bstride=(3, 3),
                           add=False)
     np.testing.assert_array_equal(y.asnumpy(), x.astype(np.float32))

@@ -11,6 +11,13 @@ nd = mx.nd
 rng = np.random.default_rng(7)
 
 
+@pytest.fixture(autouse=True)
+def _np_shape():
+    """Zero-size arrays come from nd.zeros/nd.ones only under NumPy shapes (as in MXNet)."""
+    with mx.np_shape():
+        yield
+
+
 @pytest.mark.parametrize("shape", [(0, 4), (0, 4, 2), (3, 0)])
 def test_zero_size_to_row_sparse_and_back(shape):
     r = nd.zeros(shape).tostype("row_sparse")
