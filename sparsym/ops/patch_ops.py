@@ -5,8 +5,9 @@ UpSampling's nearest mode (MXNet 1.9.1's semantics; dense rows only).
   prod(output spatial)), row (c*kh + i)*kw + j; each is the other's gradient.
 - AdaptiveAvgPooling2D: output cell (i, j) averages rows [floor(i*H/oh), ceil((i+1)*H/oh))
   and the same for columns.
-- UpSampling ``sample_type='bilinear'`` (a learned deconvolution) is not supported: it
-  raises NotImplementedError naming it.
+- UpSampling ``sample_type='bilinear'`` is MXNet's learned upsampling: a depthwise
+  Deconvolution (kernel 2s - s % 2, stride s, pad ceil((s - 1) / 2), one group per channel)
+  of (data, weight), the weight (C, 1, k, k) usually initialised by ``init.Bilinear``.
 """
 from __future__ import annotations
 
@@ -214,14 +215,11 @@ register(OpDef(
 def _up_check(op, a):
     require(a.scale >= 1, op, f"scale must be >= 1, got {a.scale}")
     require(a.num_args >= 1, op, f"num_args must be >= 1, got {a.num_args}")
-    if a.sample_type == "bilinear":
-        raise NotImplementedError(
-            "UpSampling(sample_type='bilinear') is not supported by sparsym (it is a learned "
-            "Deconvolution in MXNet); use sample_type='nearest' or "
-            "contrib.BilinearResize2D")
 
 
 def _up_inputs(a):
+    if a.sample_type == "bilinear":
+        return ("data", "weight")
     return tuple(f"arg{i}" for i in range(a.num_args))
 
 
@@ -236,8 +234,23 @@ def _up_factors(a, shapes):
     return out_h, out_w, facs
 
 
+def _bilinear_geom(a):
+    """(kernel, stride, pad) of the depthwise deconvolution MXNet runs for 'bilinear'."""
+    s = a.scale
+    return 2 * s - s % 2, s, s // 2
+
+
+def _bilinear_args(a, c):
+    k, s, p = _bilinear_geom(a)
+    return (s, s), (p, p), (1, 1), c, (0, 0), None
+
+
 def _upsample(a, xs):
     xs = [st.todense(x) for x in xs]
+    if a.sample_type == "bilinear":
+        x, w = xs
+        y = kconv.deconv_forward(x, w, None, *_bilinear_args(a, x.shape[1]))
+        return (y.astype(x.dtype, copy=False),)
     _, _, facs = _up_factors(a, [x.shape for x in xs])
     ups = [np.repeat(np.repeat(x, f, axis=2), f, axis=3) for x, f in zip(xs, facs)]
     if a.multi_input_mode == "sum":
@@ -250,6 +263,11 @@ def _upsample(a, xs):
 
 def _upsample_bwd(a, xs):
     g, ins = st.todense(xs[0]), xs[1:]
+    if a.sample_type == "bilinear":
+        x, w = ins
+        dx, dw, _ = kconv.deconv_backward(x, w, g, *_bilinear_args(a, x.shape[1]),
+                                          need_bias=False)
+        return dx.astype(x.dtype, copy=False), dw.astype(w.dtype, copy=False)
     _, _, facs = _up_factors(a, [x.shape for x in ins])
     grads, c0 = [], 0
     for x, f in zip(ins, facs):
@@ -261,6 +279,17 @@ def _upsample_bwd(a, xs):
 
 
 def _up_shape(attrs, ins, outs):
+    if attrs.sample_type == "bilinear":
+        x = ins[0]
+        if x is not None:
+            if len(x) != 4:
+                raise rules.Conflict("shape", 0, "input", "4-D NCHW data", x)
+            k = _bilinear_geom(attrs)[0]
+            rules.set_shape(ins, 1, (x[1], 1, k, k))
+            sc = attrs.scale
+            rules.set_shape(outs, 0, (x[0], x[1]) + tuple(
+                None if d is None else d * sc for d in x[2:]), "output")
+        return ins, outs
     if all(rules.known(s) for s in ins):
         if any(len(s) != 4 for s in ins):
             raise rules.Conflict("shape", 0, "input", "4-D NCHW inputs", ins[0])
@@ -270,30 +299,40 @@ def _up_shape(attrs, ins, outs):
     return ins, outs
 
 
+def _up_bwd_shape(a, ins, outs):
+    return ins, list(ins[1:])
+
+
 _UP = Checked(_up_check, scale=Field("int"), num_filter=Field("int", 0),
               sample_type=Field("str", choices=("bilinear", "nearest")),
               multi_input_mode=Field("str", "concat", choices=("concat", "sum")),
               num_args=Field("int"), workspace=Field("int", 512))
 register(OpDef(
     "_backward_UpSampling", params=_UP,
-    inputs=lambda a: ("ograd",) + _up_inputs(a), num_outputs=lambda a: a.num_args,
+    inputs=lambda a: ("ograd",) + _up_inputs(a), num_outputs=lambda a: len(_up_inputs(a)),
     dispatch=(Dispatch((D, "..."), (D,), _upsample_bwd),),
-    infer_shape=lambda a, i, o: (i, list(i[1:])), infer_type=lambda a, i, o: (i, list(i[1:])),
-    doc="Gradient of nearest UpSampling: each block of the output gradient summed."))
+    infer_shape=_up_bwd_shape, infer_type=_up_bwd_shape,
+    doc="Gradient of UpSampling: nearest sums each block of the output gradient; bilinear "
+        "is the depthwise deconvolution's gradient."))
 register(OpDef(
     "UpSampling", params=_UP, inputs=_up_inputs, key_var_num_args="num_args",
     dispatch=(Dispatch((D, "..."), (D,), _upsample),), infer_shape=_up_shape,
     gradient=lambda node, og: multi_bw("_backward_UpSampling", [og[0]] + list(node.inputs),
                                        node, "backward", len(node.inputs), **kept(node)),
-    doc="""Nearest-neighbour upsampling by ``scale`` (several inputs are scaled to the first's
-    output size and concatenated on channels, or summed).
+    doc="""Upsampling by an integer ``scale``.
+
+    ``nearest``: each input is repeated to the first input's size times ``scale`` (several
+    inputs are concatenated on channels, or summed). ``bilinear``: inputs (data, weight); a
+    depthwise Deconvolution with kernel 2*scale - scale % 2, stride ``scale`` and pad
+    ceil((scale - 1) / 2), the weight (C, 1, k, k) being learned (initialise it with
+    ``init.Bilinear`` for bilinear interpolation).
 
     Parameters
     ----------
     data : NDArrays or Symbols
     scale : int
     num_filter : int, default 0
-    sample_type : {'nearest'} ('bilinear' raises NotImplementedError)
+    sample_type : {'nearest', 'bilinear'}
     multi_input_mode : {'concat', 'sum'}, default 'concat'
     num_args : int
     workspace : int, default 512

@@ -57,10 +57,15 @@ def call(op_name, args, kwargs, name=None, attr=None, hint=None):
     if len(positional) == 1 and isinstance(positional[0], (list, tuple)) \
             and all(isinstance(s, Symbol) for s in positional[0]):
         positional = list(positional[0])
+    # MXNet's ``f(input1=None, ..., param1=_Null, ...)``: None in an input slot skips that
+    # input (``BilinearResize2D(data, None, scale_height=2)``), as the nd front end does
+    n_slots = len(positional) if callable(op.inputs) else len(op.inputs)
     n_sym = 0
-    while n_sym < len(positional) and isinstance(positional[n_sym], Symbol):
+    while n_sym < len(positional) and (isinstance(positional[n_sym], Symbol) or (
+            positional[n_sym] is None and n_sym < n_slots and not op.key_var_num_args)):
         n_sym += 1
-    pos_params, positional = positional[n_sym:], positional[:n_sym]
+    pos_params = positional[n_sym:]
+    positional = [p for p in positional[:n_sym] if p is not None]
     if pos_params:
         if op.key_var_num_args:  # MXNet's ``f(*data, **kwargs)`` takes no positional params
             raise ParamError(f"{op_name}: positional arguments must be Symbols (its inputs), "
@@ -76,6 +81,8 @@ def call(op_name, args, kwargs, name=None, attr=None, hint=None):
     if callable(op.inputs) and op.key_var_num_args:
         for i, s in enumerate(positional + list(sym_kwargs.values())):
             inputs.append(_entry(s, op_name, f"{i}"))
+        for nm in in_names[len(inputs):]:  # e.g. bilinear UpSampling's weight, as MXNet
+            inputs.append((Node(None, f"{name}_{nm}", None, {**given, **node_attr}), 0))
     else:
         unknown = set(sym_kwargs) - set(in_names)
         if unknown and in_names:  # MXNet ignores Symbol keywords of ops without inputs
