@@ -80,7 +80,7 @@ def roi_pool_backward(dy, data, rois, pooled_size, spatial_scale):
     n, c, h, w = data.shape
     g = np.zeros(data.shape, np.float64)
     ch = np.arange(c)
-    for r, b, i, j, am, (hs, he, ws, we) in _argmax_bins(data, rois, pooled_size,
+    for r, b, i, j, am, (hs, _he, ws, we) in _argmax_bins(data, rois, pooled_size,
                                                          spatial_scale):
         bw = we - ws
         np.add.at(g[b], (ch, hs + am // bw, ws + am % bw), dy[r, :, i, j])

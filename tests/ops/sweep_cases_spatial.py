@@ -179,3 +179,198 @@ FORWARD["CTCLoss"] = lambda op, nin: [
 GRADIENT["CTCLoss"] = [({}, {"data": _r(5, 2, 4), "label": _CTC_LAB}, ["data"]),
                        ({"blank_label": "last"}, {"data": _r(4, 2, 4), "label": _CTC_LAB_LAST},
                         ["data"])]
+
+
+# ----------------------------------------------------------------------------- Correlation
+def _corr_ref(a, xs, raws):
+    """Correlation point by point: one patch comparison per output entry."""
+    x1, x2 = (v.astype(np.float64) for v in xs)
+    k, md, s1, s2, p = (a[n] for n in ("kernel_size", "max_displacement", "stride1",
+                                       "stride2", "pad_size"))
+    mult = a["is_multiply"]
+    n, c, h, w = x1.shape
+    p1 = np.pad(x1, ((0, 0), (0, 0), (p, p), (p, p)))
+    p2 = np.pad(x2, ((0, 0), (0, 0), (p, p), (p, p)))
+    border = md + (k - 1) // 2
+    th = int(np.ceil((h + 2 * p - 2 * border) / s1))
+    tw = int(np.ceil((w + 2 * p - 2 * border) / s1))
+    rad = md // s2
+    g = 2 * rad + 1
+    out = np.zeros((n, g * g, th, tw))
+    for i in range(th):
+        for j in range(tw):
+            y1, x1_ = i * s1 + md, j * s1 + md
+            for ch in range(g * g):
+                y2 = y1 + (ch // g - rad) * s2
+                x2_ = x1_ + (ch % g - rad) * s2
+                u = p1[:, :, y1:y1 + k, x1_:x1_ + k]
+                v = p2[:, :, y2:y2 + k, x2_:x2_ + k]
+                out[:, ch, i, j] = ((u * v) if mult else np.abs(u - v)).sum(axis=(1, 2, 3))
+    return out / (k * k * c)
+
+
+_CORR = [dict(kernel_size=3, max_displacement=2, stride1=2, stride2=2, pad_size=1,
+              is_multiply=False),
+         dict(kernel_size=1, max_displacement=1, stride1=1, stride2=1, pad_size=1),
+         dict(kernel_size=3, max_displacement=1, stride1=1, stride2=1, pad_size=2)]
+FORWARD["Correlation"] = lambda op, nin: [Case(p, ((2, 3, 5, 6), (2, 3, 5, 6)), ref=_corr_ref)
+                                          for p in _CORR]
+# the absolute difference's kink is avoided by well separated inputs (and the zero padding)
+GRADIENT["Correlation"] = [
+    (_CORR[0], {"data1": _r(2, 2, 5, 6) + 5.0, "data2": _r(2, 2, 5, 6) + 2.0}, None),
+    (_CORR[2], {"data1": _r(1, 2, 4, 5), "data2": _r(1, 2, 4, 5)}, None)]
+
+
+# ----------------------------------------------------------------------------- ROI pooling
+def _c_round(v):
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+def _roipool_ref(a, xs, raws):
+    """ROIPooling bin by bin, pixel by pixel."""
+    data, rois = xs[0].astype(np.float64), xs[1]
+    ph, pw = a["pooled_size"]
+    s = a["spatial_scale"]
+    n, c, h, w = data.shape
+    out = np.zeros((len(rois), c, ph, pw))
+    for r, roi in enumerate(rois):
+        x1, y1, x2, y2 = (int(_c_round(v * s)) for v in roi[1:])
+        rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
+        for i in range(ph):
+            hs = min(max(int(np.floor(i * rh / ph)) + y1, 0), h)
+            he = min(max(int(np.ceil((i + 1) * rh / ph)) + y1, 0), h)
+            for j in range(pw):
+                ws = min(max(int(np.floor(j * rw / pw)) + x1, 0), w)
+                we = min(max(int(np.ceil((j + 1) * rw / pw)) + x1, 0), w)
+                for ch in range(c):
+                    vals = [data[int(roi[0]), ch, y, x] for y in range(hs, he)
+                            for x in range(ws, we)]
+                    out[r, ch, i, j] = max(vals) if vals else 0.0
+    return out
+
+
+def _psroipool_ref(a, xs, raws):
+    """PSROIPooling bin by bin, pixel by pixel."""
+    data, rois = xs[0].astype(np.float64), xs[1]
+    p, s, od = a["pooled_size"], a["spatial_scale"], a["output_dim"]
+    grp = a.get("group_size") or p
+    n, c, h, w = data.shape
+    out = np.zeros((len(rois), od, p, p))
+    for r, roi in enumerate(rois):
+        x1, y1 = _c_round(roi[1]) * s, _c_round(roi[2]) * s
+        x2, y2 = (_c_round(roi[3]) + 1) * s, (_c_round(roi[4]) + 1) * s
+        bh, bw = max(y2 - y1, 0.1) / p, max(x2 - x1, 0.1) / p
+        for i in range(p):
+            hs = min(max(int(np.floor(i * bh + y1)), 0), h)
+            he = min(max(int(np.ceil((i + 1) * bh + y1)), 0), h)
+            for j in range(p):
+                ws = min(max(int(np.floor(j * bw + x1)), 0), w)
+                we = min(max(int(np.ceil((j + 1) * bw + x1)), 0), w)
+                if he <= hs or we <= ws:
+                    continue
+                gi, gj = min(i * grp // p, grp - 1), min(j * grp // p, grp - 1)
+                for k in range(od):
+                    ch = (k * grp + gi) * grp + gj
+                    out[r, k, i, j] = data[int(roi[0]), ch, hs:he, ws:we].mean()
+    return out
+
+
+_ROIS = np.array([[0, 1.1, 1.1, 6.2, 5.2], [1, 6.5, 2.5, 10.4, 7.6], [1, -2, -3, 20, 30],
+                  [0, 5, 5, 2, 1], [1, 3, 3, 3, 3]], np.float32)
+_RDATA = (2, 8, 7, 11)
+FORWARD["ROIPooling"] = lambda op, nin: [
+    Case({"pooled_size": ps, "spatial_scale": sc}, (_RDATA, _ROIS.shape), values={1: _ROIS},
+         ref=_roipool_ref) for ps, sc in (((3, 2), 1.0), ((2, 2), 0.5))]
+FORWARD["_contrib_PSROIPooling"] = lambda op, nin: [
+    Case(p, (_RDATA, _ROIS.shape), values={1: _ROIS}, ref=_psroipool_ref)
+    for p in ({"spatial_scale": 0.5, "output_dim": 2, "pooled_size": 2},
+              {"spatial_scale": 1.0, "output_dim": 2, "pooled_size": 3, "group_size": 2})]
+# distinct values a step apart keep every bin's maximum clear of a tie under the differences
+_DISTINCT = _rng.permutation(2 * 8 * 7 * 11).reshape(_RDATA) * 0.01
+GRADIENT["ROIPooling"] = [({"pooled_size": (3, 2), "spatial_scale": 1.0},
+                           {"data": _DISTINCT, "rois": _ROIS}, ["data"])]
+GRADIENT["_contrib_PSROIPooling"] = [
+    ({"spatial_scale": 1.0, "output_dim": 2, "pooled_size": 3, "group_size": 2},
+     {"data": _r(*_RDATA), "rois": _ROIS}, ["data"])]
+
+
+# ----------------------------------------------------------------------------- resizing
+def _resize_ref(a, xs, raws):
+    """Bilinear resizing point by point (MXNet's source coordinates)."""
+    x = xs[0].astype(np.float64)
+    n, c, h, w = x.shape
+    oh, ow = (xs[1].shape[2:] if a.get("mode") == "like" else
+              (a["height"], a["width"]))
+    align = a.get("align_corners", True)
+
+    def src(d, n_in, n_out):
+        if n_out == 1:
+            return 0.0
+        if align:
+            return d * (n_in - 1) / (n_out - 1)
+        return max((d + 0.5) * n_in / n_out - 0.5, 0.0)
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        sy = src(i, h, oh)
+        y0 = int(sy)
+        y1, ly = min(y0 + 1, h - 1), sy - y0
+        for j in range(ow):
+            sx = src(j, w, ow)
+            x0 = int(sx)
+            x1, lx = min(x0 + 1, w - 1), sx - x0
+            out[:, :, i, j] = ((1 - ly) * ((1 - lx) * x[:, :, y0, x0] + lx * x[:, :, y0, x1])
+                               + ly * ((1 - lx) * x[:, :, y1, x0] + lx * x[:, :, y1, x1]))
+    return out
+
+
+_RS = (2, 3, 5, 7)
+FORWARD["_contrib_BilinearResize2D"] = lambda op, nin: (
+    [Case({"mode": "like"}, (_RS, (1, 1, 3, 11)), ref=_resize_ref)]
+    + [Case({"height": h, "width": w, "align_corners": al}, (_RS,), ref=_resize_ref)
+       for h, w, al in ((3, 4, True), (9, 2, False), (1, 1, False), (8, 13, False))])
+GRADIENT["_contrib_BilinearResize2D"] = [
+    ({"height": 7, "width": 3, "align_corners": False}, {"data": _r(1, 2, 4, 5)}, None),
+    ({"scale_height": 1.5, "scale_width": 2.0, "mode": "odd_scale"}, {"data": _r(1, 2, 4, 5)},
+     None),
+    ({"mode": "like"}, {"data": _r(1, 2, 4, 5), "like": _r(1, 1, 6, 3)}, ["data"])]
+
+
+def _upsample_bilinear_ref(a, xs, raws):
+    """Bilinear UpSampling as a scatter of each input pixel through its channel's kernel."""
+    x, wt = (v.astype(np.float64) for v in xs)
+    s = a["scale"]
+    k, p = 2 * s - s % 2, s // 2
+    n, c, h, w = x.shape
+    full = np.zeros((n, c, (h - 1) * s + k, (w - 1) * s + k))
+    for i in range(h):
+        for j in range(w):
+            full[:, :, i * s:i * s + k, j * s:j * s + k] += \
+                x[:, :, i, j][:, :, None, None] * wt[None, :, 0]
+    return full[:, :, p:p + h * s, p:p + w * s]
+
+
+def _upsample_nearest_ref(a, xs, raws):
+    """Nearest UpSampling pixel by pixel (concatenated on channels)."""
+    n, _, h, w = xs[0].shape
+    oh, ow = h * a["scale"], w * a["scale"]
+    parts = []
+    for x in xs:
+        f = oh // x.shape[2]
+        out = np.zeros(x.shape[:2] + (oh, ow))
+        for i in range(oh):
+            for j in range(ow):
+                out[:, :, i, j] = x[:, :, i // f, j // f]
+        parts.append(out)
+    return np.concatenate(parts, axis=1)
+
+
+FORWARD["UpSampling"] = lambda op, nin: (
+    [Case({"scale": s, "sample_type": "bilinear", "num_args": 2, "num_filter": 3},
+          ((2, 3, 4, 5), None),
+          ref=_upsample_bilinear_ref) for s in (2, 3)]
+    + [Case({"scale": 2, "sample_type": "nearest", "num_args": 1}, ((2, 3, 4, 5),),
+            ref=_upsample_nearest_ref),
+       Case({"scale": 2, "sample_type": "nearest", "num_args": 3},
+            ((1, 2, 4, 4), (1, 1, 2, 2), (1, 3, 8, 8)), ref=_upsample_nearest_ref)])
+GRADIENT["UpSampling"] = [({"scale": 2, "sample_type": "bilinear", "num_args": 2},
+                           {"data": _r(1, 2, 3, 4), "weight": _r(2, 1, 4, 4)}, None)]

@@ -265,8 +265,6 @@ NO_MXNET_REFERENCE = {
                       "tests/ops/test_layout_ops.py",
     "space_to_depth": "no sweep record yet (special inputs): "
                       "tests/ops/test_layout_ops.py",
-    "UpSampling": "no sweep record yet (special inputs): "
-                  "tests/ops/test_patch_ops.py",
     "_contrib_AdaptiveAvgPooling2D": "no sweep record yet (special inputs): "
                                      "tests/ops/test_patch_ops.py",
     "col2im": "no sweep record yet (special inputs): "

@@ -64,5 +64,3 @@ def test_nearest_upsampling():
     check_numeric_gradient(s, {"a": a, "b": b}, rtol=1e-6, atol=1e-8, dtype=np.float64)
     t = mx.sym.UpSampling(mx.sym.var("a"), scale=3, sample_type="nearest", num_args=1)
     check_numeric_gradient(t, {"a": a}, rtol=1e-6, atol=1e-8, dtype=np.float64)
-    with pytest.raises(NotImplementedError, match="bilinear"):
-        mx.nd.UpSampling(mx.nd.ones((1, 1, 2, 2)), scale=2, sample_type="bilinear", num_args=1)
