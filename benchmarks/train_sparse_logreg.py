@@ -39,6 +39,23 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def build(mx, path, nf, bs, use_kv, optimizer, opt_params):
+    """(LibSVMIter, bound Module with optimizer, kvstore or None) of the model above."""
+    data = mx.sym.Variable("data", stype="csr")
+    weight = mx.sym.Variable("weight", stype="row_sparse", shape=(nf, 1),
+                             init=mx.init.Normal(0.01))
+    bias = mx.sym.Variable("bias", shape=(1,))
+    pred = mx.sym.broadcast_add(mx.sym.sparse.dot(data, weight), bias)
+    net = mx.sym.LogisticRegressionOutput(pred, mx.sym.Variable("label"), name="out")
+    it = mx.io.LibSVMIter(data_libsvm=path, data_shape=(nf,), batch_size=bs)
+    mod = mx.mod.Module(net, data_names=["data"], label_names=["label"])
+    mod.bind(data_shapes=it.provide_data, label_shapes=[mx.io.DataDesc("label", (bs, 1))])
+    mod.init_params(mx.init.Zero())
+    kv = mx.kv.create("local") if use_kv else None
+    mod.init_optimizer(kvstore=kv, optimizer=optimizer, optimizer_params=opt_params)
+    return it, mod, kv
+
+
 def run_one(args):
     """Train in this process with package ``args.pkg``; print one JSON line."""
     import numpy as np
@@ -48,22 +65,10 @@ def run_one(args):
     import logging
     logging.getLogger().setLevel(logging.ERROR)
     nf, bs = args.features, args.batch
-    data = mx.sym.Variable("data", stype="csr")
-    weight = mx.sym.Variable("weight", stype="row_sparse", shape=(nf, 1),
-                             init=mx.init.Normal(0.01))
-    bias = mx.sym.Variable("bias", shape=(1,))
-    pred = mx.sym.broadcast_add(mx.sym.sparse.dot(data, weight), bias)
-    net = mx.sym.LogisticRegressionOutput(pred, mx.sym.Variable("label"), name="out")
-    it = mx.io.LibSVMIter(data_libsvm=args.file, data_shape=(nf,), batch_size=bs)
-    mod = mx.mod.Module(net, data_names=["data"], label_names=["label"])
-    mod.bind(data_shapes=it.provide_data,
-             label_shapes=[mx.io.DataDesc("label", (bs, 1))])
-    mod.init_params(mx.init.Zero())
     opt_params = {"learning_rate": args.lr, "rescale_grad": 1.0 / bs}
     if args.optimizer == "sgd":
         opt_params["momentum"] = 0.0
-    kv = mx.kv.create("local") if args.kv == "kvstore" else None
-    mod.init_optimizer(kvstore=kv, optimizer=args.optimizer, optimizer_params=opt_params)
+    it, mod, kv = build(mx, args.file, nf, bs, args.kv == "kvstore", args.optimizer, opt_params)
 
     def row_ids(batch):
         return {"weight": batch.data[0].indices}

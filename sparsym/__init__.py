@@ -43,7 +43,6 @@ from . import gluon  # noqa: F401
 from . import callback  # noqa: F401
 from . import operator  # noqa: F401
 from . import profiler  # noqa: F401
-from . import test_utils  # noqa: F401
 from . import model  # noqa: F401
 from . import monitor  # noqa: F401
 from . import monitor as mon  # noqa: F401
@@ -56,4 +55,13 @@ from . import registry  # noqa: F401
 from . import plotting  # noqa: F401  (mx.callback.TrainingCurve)
 
 from . import numpy  # noqa: F401,E402  (mx.numpy: importable, not implemented)
+
+
+def __getattr__(attr):
+    """``mx.test_utils`` is imported on first use: it loads scipy.stats (about 1 s, a third
+    of the package's import time), which only tests need."""
+    if attr == "test_utils":
+        import importlib
+        return importlib.import_module(".test_utils", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 __version__ = "0.1.0"

@@ -9,6 +9,13 @@ a tenth of its training time in one always-parallel 256-id lookup. So every ``pr
 kernel that can see small inputs is compiled twice and goes parallel only from
 ``PAR_MIN_WORK`` units of work on (tests set it to 0 to run the parallel twin on tiny
 inputs). A ``prange`` loop compiled without ``parallel=True`` is a plain loop.
+
+A parallel twin also costs more to compile than its serial one (2-5 s against 0.3-1 s for
+the csr products: Numba's parfor passes), which a fresh machine pays on the first large
+call. So a parallel twin that is neither compiled in this process nor in Numba's disk cache
+is compiled only once its serial twin has run ``COMPILE_AFTER_S`` seconds of this kind of
+work: a short job never compiles it, a long one pays a compile bounded by the time it has
+already spent (:func:`par_allowed`). Tests set ``COMPILE_AFTER_S = 0``.
 """
 from __future__ import annotations
 
@@ -18,9 +25,52 @@ import types
 import numba
 from numba import njit
 
+from .._compile_notice import compile_seconds
+
 # Below this much work (multiply-adds, entries or values visited) a parallel launch costs
 # more than it saves, and on a busy machine a descheduled worker stalls the whole region.
 PAR_MIN_WORK = 1 << 16
+
+
+# Serial seconds after which a parallel twin that is not compiled yet is worth compiling.
+COMPILE_AFTER_S = 2.0
+
+_READY = set()        # parallel dispatchers compiled here or found in the disk cache
+_ON_DISK_SEEN = set()  # dispatchers whose disk cache was looked at (looked at once)
+_SERIAL_S: dict = {}  # key -> serial seconds run while its parallel twin was not ready
+
+
+def _cached_on_disk(disp) -> bool:
+    """True when Numba's disk cache holds an entry for ``disp`` (any signature)."""
+    try:
+        return bool(disp._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001  (no cache or another Numba: treat as not cached)
+        return False
+
+
+def par_allowed(key, par) -> bool:
+    """True when the parallel dispatcher ``par`` may run: compiled, cached on disk, or its
+    serial twin has run ``COMPILE_AFTER_S`` seconds under ``key``."""
+    if par in _READY:
+        return True
+    if par.overloads or (par not in _ON_DISK_SEEN and _cached_on_disk(par)):
+        _READY.add(par)
+        return True
+    _ON_DISK_SEEN.add(par)
+    if _SERIAL_S.get(key, 0.0) >= COMPILE_AFTER_S:
+        _READY.add(par)
+        return True
+    return False
+
+
+def run_serial_charged(key, serial):
+    """``serial()``, its run time (not its compile time) charged to ``key``."""
+    c0 = compile_seconds()
+    t0 = time.perf_counter()
+    res = serial()
+    dt = time.perf_counter() - t0 - (compile_seconds() - c0)
+    _SERIAL_S[key] = _SERIAL_S.get(key, 0.0) + max(dt, 0.0)
+    return res
 
 
 def want_par(work) -> bool:
@@ -49,7 +99,11 @@ class Twin:
         self.ser, self.par = twins(f, **opts)
 
     def __call__(self, work, *args):
-        return (self.par if want_par(work) else self.ser)(*args)
+        if not want_par(work):
+            return self.ser(*args)
+        if par_allowed(self.par, self.par):
+            return self.par(*args)
+        return run_serial_charged(self.par, lambda: self.ser(*args))
 
 
 def twin(f):
@@ -122,14 +176,18 @@ def _gate(key):
     return g
 
 
-def run_gated(key, work, serial, parallel):
+def run_gated(key, work, serial, parallel, par_kernel=None):
     """Call ``parallel()`` or ``serial()`` (same result) as gate ``key`` decides; time it.
 
-    Numba's thread count is read only once the gate picks parallel: that call costs ~1 us,
-    a tenth of the serial path's overhead around a 0.1 ms kernel.
+    ``par_kernel``, the parallel Numba dispatcher that ``parallel()`` calls, is compiled
+    only when :func:`par_allowed` says so. Numba's thread count is read only once the gate
+    picks parallel: that call costs ~1 us, a tenth of the serial path's overhead around a
+    0.1 ms kernel.
     """
     if work < PAR_MIN_WORK:
         return serial()
+    if par_kernel is not None and not par_allowed(key, par_kernel):
+        return run_serial_charged(key, serial)
     if not _ADAPTIVE:
         return parallel() if numba.get_num_threads() >= 2 else serial()
     g = _gate(key)

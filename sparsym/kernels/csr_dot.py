@@ -216,7 +216,7 @@ def _spmm(data, a: CSR, b2, out, cmap=None, tab=None, keys=None):
         key, ser, par, extra = ("mm", k.bit_length()), _mm, _mm_par, (b2, out)
     ind = a.indices
     _twins.run_gated(key, work, lambda: ser(0, m, data, ind, ptr, *extra),
-         lambda: par(_blocks(ptr), data, ind, ptr, *extra))
+                     lambda: par(_blocks(ptr), data, ind, ptr, *extra), par)
 
 
 @f16_safe
@@ -455,7 +455,7 @@ def _csrT_rows(a: CSR, data, bb):
     else:
         serial = lambda: _csrT_rows_scatter(a, data, bb)  # noqa: E731
     return _twins.run_gated(("csrT", k.bit_length()), work, serial,
-                lambda: _csrT_rows_gather(a, data, bb, True))
+                            lambda: _csrT_rows_gather(a, data, bb, True), _transpose_gather_par)
 
 
 _GATHER_MIN_K = 16

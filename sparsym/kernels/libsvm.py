@@ -19,13 +19,13 @@ number and what was wrong.
 from __future__ import annotations
 
 import os
-import types
 
 import numpy as np
-from numba import config, njit, prange
+from numba import config, njit
 
 from ..base import FormatError
 from ..storage import CSR
+from . import _parallel as _par
 
 __all__ = ["parse_libsvm_chunk", "LibSVMReader", "count_lines"]
 
@@ -47,22 +47,24 @@ _POW10 = np.array([10.0 ** i for i in range(23)], dtype=np.float64)
 
 
 # ----------------------------------------------------------------------------- kernel
-@njit(cache=True, inline="always")
-def _is_space(c):
-    return c == _SP or c == _TAB or c == _CR
+# Byte classes, one table lookup per byte. The kernel is deliberately one flat loop with a
+# single callee and no allocation: Numba's compile time grows with the typed IR (inlined
+# helpers, array constructors and tuple-returning exits each add to it), and this kernel is
+# the first thing a fresh machine compiles (it took 6-13 s as a parallel-segment kernel
+# with inlined helpers; now about 1.5 s).
+_SPACE, _END, _DIGIT = 1, 2, 4
+_CLS = np.zeros(256, np.uint8)
+for _c in (_SP, _TAB, _CR):
+    _CLS[_c] = _SPACE | _END
+for _c in (_NL, _HASH):
+    _CLS[_c] = _END
+_CLS[48:58] = _DIGIT
+_CLS.flags.writeable = False
 
 
-@njit(cache=True, inline="always")
-def _is_end(c):
-    # token terminators: whitespace, end of line, comment
-    return c == _SP or c == _TAB or c == _CR or c == _NL or c == _HASH
-
-
-@njit(cache=True)
-def _parse_float(buf, pos, end, pow10):
-    """Parse a decimal float at buf[pos:end]; return (value, new_pos, ok)."""
-    n = end
-    i = pos
+@njit(cache=True, nogil=True)
+def _parse_float(buf, i, n, pow10):
+    """Parse a decimal float at buf[i:n]; return (value, new_pos, ok)."""
     neg = False
     if i < n and (buf[i] == 45 or buf[i] == 43):  # '-' '+'
         neg = buf[i] == 45
@@ -71,32 +73,30 @@ def _parse_float(buf, pos, end, pow10):
     ndig = 0
     exp10 = 0
     any_digit = False
-    while i < n and 48 <= buf[i] <= 57:
-        any_digit = True
-        if ndig < 18:
-            mant = mant * 10 + (buf[i] - 48)
-            if mant != 0:
-                ndig += 1
-        else:
-            exp10 += 1  # digits beyond int64 precision only scale
-        i += 1
-    if i < n and buf[i] == 46:  # '.'
-        i += 1
-        while i < n and 48 <= buf[i] <= 57:
+    frac = False
+    while i < n:
+        c = buf[i]
+        if 48 <= c <= 57:
             any_digit = True
             if ndig < 18:
-                mant = mant * 10 + (buf[i] - 48)
+                mant = mant * 10 + (c - 48)
                 if mant != 0:
                     ndig += 1
-                exp10 -= 1
-            i += 1
+                if frac:
+                    exp10 -= 1
+            elif not frac:
+                exp10 += 1  # digits beyond int64 precision only scale
+        elif c == 46 and not frac:  # '.'
+            frac = True
+        else:
+            break
+        i += 1
     if not any_digit:
         # inf / nan (case-insensitive), as strtod accepts them
         if i + 3 <= n:
             c0, c1, c2 = buf[i] | 32, buf[i + 1] | 32, buf[i + 2] | 32
             if c0 == 105 and c1 == 110 and c2 == 102:  # inf
-                v = np.inf
-                return (-v if neg else v), i + 3, True
+                return (-np.inf if neg else np.inf), i + 3, True
             if c0 == 110 and c1 == 97 and c2 == 110:  # nan
                 return np.nan, i + 3, True
         return 0.0, i, False
@@ -116,38 +116,36 @@ def _parse_float(buf, pos, end, pow10):
         exp10 += -e if eneg else e
     # exact fast path (Clinger): mantissa < 2**53 and |exp| <= 22
     v = float(mant)
-    if exp10 == 0:
-        pass
-    elif 0 < exp10 <= 22:
+    if 0 < exp10 <= 22:
         v = v * pow10[exp10]
     elif -22 <= exp10 < 0:
         v = v / pow10[-exp10]
-    elif mant != 0:
+    elif exp10 != 0 and mant != 0:
         v = v * 10.0 ** exp10  # may be off by an ulp; values like these are rare in LibSVM
     return (-v if neg else v), i, True
 
 
-@njit(cache=True)
-def _parse(buf, num_features, labels, data, indices, indptr, pow10):
-    """Parse whole lines of ``buf``; return (rows, nnz, err, err_line, err_start, unsorted).
+@njit(cache=True, nogil=True)  # nogil: segments are parsed on threads, LibSVMIter parses ahead
+def _parse(buf, num_features, labels, data, indices, indptr, cls, pow10, res):
+    """Parse whole lines of ``buf`` into preallocated arrays (rows <= newlines + 1,
+    nnz <= colons); ``res`` gets (rows, nnz, err, err_line, err_start, unsorted).
 
-    Output arrays are preallocated upper bounds (rows <= newlines + 1, nnz <= colons).
     ``err_line`` is the 0-based line within ``buf``; ``err_start`` the token's offset.
     """
     n = len(buf)
-    i = 0
+    i = np.int64(0)  # not a literal 0: _parse_float would compile a second signature for it
     line = 0
     row = 0
     nnz = 0
-    unsorted = False
+    unsorted = 0
+    err = _OK
+    tok = 0
     indptr[0] = 0
-    while i < n:
-        # skip leading whitespace
-        while i < n and _is_space(buf[i]):
-            i += 1
-        if i >= n:
-            break
+    while i < n and err == _OK:
         c = buf[i]
+        if cls[c] & _SPACE:
+            i += 1
+            continue
         if c == _NL:
             i += 1
             line += 1
@@ -156,84 +154,81 @@ def _parse(buf, num_features, labels, data, indices, indptr, pow10):
             while i < n and buf[i] != _NL:
                 i += 1
             continue
-        # ---- label
+        # ---- label; extra labels 'a,b,c' and a ':weight' are skipped
         tok = i
-        lab, j, ok = _parse_float(buf, i, n, pow10)
-        if not ok:
-            return row, nnz, _E_LABEL, line, tok, unsorted
-        # extra labels 'a,b,c' and a ':weight' are skipped
-        while j < n and (buf[j] == _COMMA or buf[j] == _COLON):
-            _, j, ok = _parse_float(buf, j + 1, n, pow10)
-            if not ok:
-                return row, nnz, _E_LABEL, line, tok, unsorted
-        if j < n and not _is_end(buf[j]):
-            return row, nnz, _E_LABEL, line, tok, unsorted
+        lab, i, ok = _parse_float(buf, i, n, pow10)
+        while ok and i < n and (buf[i] == _COMMA or buf[i] == _COLON):
+            _, i, ok = _parse_float(buf, i + 1, n, pow10)
+        if not ok or (i < n and not cls[buf[i]] & _END):
+            err = _E_LABEL
+            break
         labels[row] = lab
-        i = j
         prev = -1
         # ---- features
-        while True:
-            while i < n and _is_space(buf[i]):
+        while i < n:
+            c = buf[i]
+            if cls[c] & _SPACE:
                 i += 1
-            if i >= n or buf[i] == _NL:
+                continue
+            if c == _NL:
                 break
-            if buf[i] == _HASH:
+            if c == _HASH:
                 while i < n and buf[i] != _NL:
                     i += 1
                 break
             tok = i
             # qid:<n> (svm-rank) is skipped, as dmlc-core does
-            if (i + 4 <= n and buf[i] == 113 and buf[i + 1] == 105 and buf[i + 2] == 100
+            if (c == 113 and i + 4 <= n and buf[i + 1] == 105 and buf[i + 2] == 100
                     and buf[i + 3] == _COLON):
                 i += 4
-                while i < n and not _is_end(buf[i]):
+                while i < n and not cls[buf[i]] & _END:
                     i += 1
                 continue
-            neg = False
-            if buf[i] == 45:
-                neg = True
+            neg = c == 45
+            if neg:
                 i += 1
             idx = np.int64(0)
             nd = 0
-            while i < n and 48 <= buf[i] <= 57:
+            while i < n and cls[buf[i]] & _DIGIT:
                 if idx < np.int64(1) << 60:
                     idx = idx * 10 + (buf[i] - 48)
                 nd += 1
                 i += 1
-            if nd == 0:
-                # no digits: either a bare non-numeric token or a malformed index
-                k = i
-                while k < n and not _is_end(buf[k]) and buf[k] != _COLON:
-                    k += 1
-                if k < n and buf[k] == _COLON:
-                    return row, nnz, _E_INDEX, line, tok, unsorted
-                return row, nnz, _E_COLON, line, tok, unsorted
-            if i >= n or buf[i] != _COLON:
-                if i < n and not _is_end(buf[i]):
-                    # e.g. '1.5:2' or '12a:1'
+            if nd == 0 or i >= n or buf[i] != _COLON:
+                # a bare token ('3') or a malformed index ('a:1', '1.5:2', '12a:1')
+                err = _E_COLON
+                if nd == 0 or (i < n and not cls[buf[i]] & _END):
                     k = i
-                    while k < n and not _is_end(buf[k]) and buf[k] != _COLON:
+                    while k < n and not cls[buf[k]] & _END and buf[k] != _COLON:
                         k += 1
                     if k < n and buf[k] == _COLON:
-                        return row, nnz, _E_INDEX, line, tok, unsorted
-                return row, nnz, _E_COLON, line, tok, unsorted
+                        err = _E_INDEX
+                break
             if neg:
-                return row, nnz, _E_NEG, line, tok, unsorted
+                err = _E_NEG
+                break
             if idx >= num_features:
-                return row, nnz, _E_RANGE, line, tok, unsorted
-            val, j, ok = _parse_float(buf, i + 1, n, pow10)
-            if not ok or (j < n and not _is_end(buf[j])):
-                return row, nnz, _E_VALUE, line, tok, unsorted
-            i = j
+                err = _E_RANGE
+                break
+            val, i, ok = _parse_float(buf, i + 1, n, pow10)
+            if not ok or (i < n and not cls[buf[i]] & _END):
+                err = _E_VALUE
+                break
             if idx <= prev:
-                unsorted = True
+                unsorted = 1
             prev = idx
             indices[nnz] = idx
             data[nnz] = val
             nnz += 1
-        row += 1
-        indptr[row] = nnz
-    return row, nnz, _OK, line, 0, unsorted
+        if err == _OK:
+            row += 1
+            indptr[row] = nnz
+    res[0] = row
+    res[1] = nnz
+    res[2] = err
+    res[3] = line
+    res[4] = tok
+    res[5] = unsorted
 
 
 @njit(cache=True)
@@ -253,110 +248,27 @@ def _sort_rows(data, indices, indptr):
         data[a:b] = data[a:b][order]
 
 
-@njit(cache=True)
-def _count(buf, lo, hi):
-    """(newlines, colons) in buf[lo:hi]."""
-    nl = 0
-    co = 0
-    for i in range(lo, hi):
-        c = buf[i]
-        nl += c == _NL
-        co += c == _COLON
-    return nl, co
-
-
-@njit(cache=True, parallel=True, nogil=True)  # nogil: LibSVMIter parses ahead in a thread
-def _parse_segments(buf, bounds, num_features, pow10, dtype_probe):
-    """Parse segments ``buf[bounds[s]:bounds[s+1]]`` (split after newlines) in parallel.
-
-    Returns labels, data, indices, indptr (compacted), per-segment lines and the error
-    record (err, err_line within its segment, err_pos absolute, segment, unsorted).
-    """
-    nseg = len(bounds) - 1
-    lines = np.zeros(nseg, np.int64)
-    colons = np.zeros(nseg, np.int64)
-    for s in prange(nseg):
-        lines[s], colons[s] = _count(buf, bounds[s], bounds[s + 1])
-        if bounds[s + 1] > bounds[s] and buf[bounds[s + 1] - 1] != _NL:
-            lines[s] += 1
-    row_off = np.zeros(nseg + 1, np.int64)
-    nnz_off = np.zeros(nseg + 1, np.int64)
-    for s in range(nseg):
-        row_off[s + 1] = row_off[s] + lines[s]
-        nnz_off[s + 1] = nnz_off[s] + colons[s]
-    labels = np.empty(row_off[nseg], np.float32)
-    data = np.empty(nnz_off[nseg], dtype_probe.dtype)
-    indices = np.empty(nnz_off[nseg], np.int64)
-    indptr_seg = np.empty(row_off[nseg] + nseg, np.int64)
-    res = np.zeros((nseg, 6), np.int64)
-    for s in prange(nseg):
-        a, b = bounds[s], bounds[s + 1]
-        r0, z0 = row_off[s], nnz_off[s]
-        rows, nnz, err, eline, epos, uns = _parse(
-            buf[a:b], num_features, labels[r0:], data[z0:], indices[z0:],
-            indptr_seg[r0 + s:], pow10)
-        res[s, 0] = rows
-        res[s, 1] = nnz
-        res[s, 2] = err
-        res[s, 3] = eline
-        res[s, 4] = epos + a
-        res[s, 5] = uns
-    # compact: segments are written at upper-bound offsets
-    total_rows = 0
-    total_nnz = 0
-    for s in range(nseg):
-        total_rows += res[s, 0]
-        total_nnz += res[s, 1]
-    indptr = np.empty(total_rows + 1, np.int64)
-    indptr[0] = 0
-    r = 0
-    z = 0
-    for s in range(nseg):
-        rows, nnz = res[s, 0], res[s, 1]
-        r0, z0 = row_off[s], nnz_off[s]
-        if z0 != z:
-            for k in range(nnz):
-                data[z + k] = data[z0 + k]
-                indices[z + k] = indices[z0 + k]
-        if r0 != r:
-            for k in range(rows):
-                labels[r + k] = labels[r0 + k]
-        for k in range(rows):
-            indptr[r + k + 1] = indptr_seg[r0 + s + k + 1] + z
-        r += rows
-        z += nnz
-    return labels[:r], data[:z], indices[:z], indptr, lines, res
-
-
-def _serial_twin(kernel):
-    """A serial, GIL-free compile of ``kernel``'s Python function under its own name (so the
-    Numba cache keeps both). Parsing a few MB in a background thread is faster serial: the
-    parallel version pays a large fixed cost per call."""
-    f = kernel.py_func
-    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_serial", f.__defaults__,
-                           f.__closure__)
-    g.__qualname__ = f.__qualname__ + "_serial"
-    g.__module__ = f.__module__
-    return njit(cache=True, nogil=True)(g)
-
-
-_parse_segments_serial = _serial_twin(_parse_segments)
-
-
 # ----------------------------------------------------------------------------- python API
 def _as_u8(buf) -> np.ndarray:
+    """A read-only 1-D uint8 view (one kernel signature whatever the buffer's origin)."""
     if isinstance(buf, np.ndarray):
         if buf.dtype != np.uint8 or buf.ndim != 1:
             raise TypeError(f"parse_libsvm_chunk: expected a 1-D uint8 array, got "
                             f"{buf.dtype} with shape {buf.shape}")
+        buf = np.ascontiguousarray(buf).view()
+        buf.flags.writeable = False
         return buf
-    return np.frombuffer(buf, dtype=np.uint8)
+    b = np.frombuffer(buf, dtype=np.uint8)
+    if b.flags.writeable:
+        b = b.view()
+        b.flags.writeable = False
+    return b
 
 
-def _segment_bounds(b: np.ndarray, min_bytes: int = 1 << 20) -> np.ndarray:
+def _segment_bounds(b: np.ndarray, min_bytes: int = 1 << 20, nseg=None) -> np.ndarray:
     """Split offsets after newlines: one segment per thread for big buffers."""
     n = len(b)
-    nseg = max(1, min(config.NUMBA_NUM_THREADS, n // min_bytes))
+    nseg = max(1, min(nseg or config.NUMBA_NUM_THREADS, n // min_bytes))
     bounds = [0]
     for k in range(1, nseg):
         pos = max(k * n // nseg, bounds[-1])
@@ -367,6 +279,29 @@ def _segment_bounds(b: np.ndarray, min_bytes: int = 1 << 20) -> np.ndarray:
         bounds.append(cut)
     bounds.append(n)
     return np.asarray(bounds, dtype=np.int64)
+
+
+def _counts(raw, b, lo, hi):
+    """(newlines, colons) in b[lo:hi]; ``raw`` is b's bytes object when there is one
+    (bytes.count runs at memory speed, a NumPy comparison allocates a mask)."""
+    if isinstance(raw, (bytes, bytearray)):
+        return raw.count(b"\n", lo, hi), raw.count(b":", lo, hi)
+    seg = b[lo:hi]
+    return int(np.count_nonzero(seg == _NL)), int(np.count_nonzero(seg == _COLON))
+
+
+def _parse_segment(raw, b, lo, hi, num_features, vdtype):
+    """Parse b[lo:hi]: (labels, data, indices, indptr, lines, res)."""
+    nl, co = _counts(raw, b, lo, hi)
+    lines = nl + (1 if hi > lo and b[hi - 1] != _NL else 0)
+    labels = np.empty(lines, np.float32)
+    data = np.empty(co, vdtype)
+    indices = np.empty(co, np.int64)
+    indptr = np.empty(lines + 1, np.int64)
+    res = np.zeros(6, np.int64)
+    _parse(b[lo:hi], num_features, labels, data, indices, indptr, _CLS, _POW10, res)
+    rows, nnz = int(res[0]), int(res[1])
+    return labels[:rows], data[:nnz], indices[:nnz], indptr[:rows + 1], lines, res
 
 
 def count_lines(buf) -> int:
@@ -423,22 +358,33 @@ def parse_libsvm_chunk(buf, num_features: int, fname: str = "<buffer>", first_li
     >>> y.tolist(), x.indices.tolist(), x.indptr.tolist(), n
     ([1.0, 0.0], [0, 3, 2], [0, 2, 3], 2)
     """
+    raw = buf if isinstance(buf, (bytes, bytearray)) else None
     b = _as_u8(buf)
     num_features = int(num_features)
-    probe = np.empty(0, np.float64 if np.dtype(dtype) == np.float64 else np.float32)
-    kernel = _parse_segments if parallel else _parse_segments_serial
-    labels, data, indices, indptr, seg_lines, res = kernel(
-        b, _segment_bounds(b), num_features, _POW10, probe)
-    bad = np.flatnonzero(res[:, 2])
-    if len(bad):
-        s = int(bad[0])
-        err, err_line, err_pos = (int(v) for v in res[s, 2:5])
-        line_no = first_line_no + int(seg_lines[:s].sum()) + err_line
-        what = _MESSAGES[err].format(tok=_token_text(b, err_pos), nf=num_features)
-        raise FormatError(f"{fname}:{line_no}: malformed LibSVM line: {what}")
-    lines = int(seg_lines.sum())
+    vdtype = np.float64 if np.dtype(dtype) == np.float64 else np.float32
+    bounds = _segment_bounds(b) if parallel else np.array([0, len(b)], np.int64)
+    tasks = [lambda lo=lo, hi=hi: _parse_segment(raw, b, lo, hi, num_features, vdtype)
+             for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+    segs = _par.run(tasks) if len(tasks) > 1 else [tasks[0]()]
+    lines = 0
+    for s, (_, _, _, _, seg_lines, res) in enumerate(segs):
+        if res[2]:
+            err, err_line, err_pos = (int(v) for v in res[2:5])
+            what = _MESSAGES[err].format(tok=_token_text(b, int(bounds[s]) + err_pos),
+                                         nf=num_features)
+            raise FormatError(f"{fname}:{first_line_no + lines + err_line}: malformed "
+                              f"LibSVM line: {what}")
+        lines += seg_lines
+    if len(segs) == 1:
+        labels, data, indices, indptr = segs[0][:4]
+    else:
+        labels = np.concatenate([g[0] for g in segs])
+        data = np.concatenate([g[1] for g in segs])
+        indices = np.concatenate([g[2] for g in segs])
+        starts = np.cumsum([0] + [len(g[1]) for g in segs[:-1]])
+        indptr = np.concatenate([segs[0][3][:1]] + [g[3][1:] + z for g, z in zip(segs, starts)])
     rows = len(labels)
-    if res[:, 5].any():
+    if any(g[5][5] for g in segs):
         _sort_rows(data, indices, indptr)
     if data.dtype != np.dtype(dtype):
         data = data.astype(dtype)

@@ -7,7 +7,19 @@ a zero derivative for the sample (MXNet does not differentiate a count).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, gammaln
+
+
+def gammaln(x):
+    """scipy.special.gammaln, imported on first use (not at package import)."""
+    from scipy.special import gammaln as f
+    return f(x)
+
+
+def digamma(x):
+    """scipy.special.digamma, imported on first use (not at package import)."""
+    from scipy.special import digamma as f
+    return f(x)
+
 
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 

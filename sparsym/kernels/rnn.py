@@ -13,9 +13,15 @@ Storage contract: dense C-ordered inputs, never written; outputs are new arrays.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
 
 from . import _parallel
+
+
+def expit(x):
+    """scipy.special.expit (stable sigmoid); scipy.special loads on first use, not at
+    package import (about 0.2 s)."""
+    from scipy.special import expit as f
+    return f(x)
 
 GATES = {"lstm": 4, "gru": 3, "rnn_relu": 1, "rnn_tanh": 1}
 

@@ -13,8 +13,9 @@ ROOT = Path(sparsym.__file__).resolve().parent
 ALLOWED = {
     "base": set(),
     "_threading_env": set(),
-    "kernels": {"base", "storage", "_threading_env"},
-    "ops": {"base", "storage", "kernels", "random", "_threading_env"},
+    "_compile_notice": set(),
+    "kernels": {"base", "storage", "_threading_env", "_compile_notice"},
+    "ops": {"base", "storage", "kernels", "random", "_threading_env", "_compile_notice"},
 }
 
 def _module_name(path, root=ROOT):

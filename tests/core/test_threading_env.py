@@ -27,6 +27,7 @@ _LAYER = """
 import numpy as np, numba, sparsym as mx
 from sparsym.kernels import _twins
 _twins._ADAPTIVE = False  # parallel whenever the work is large enough
+_twins.COMPILE_AFTER_S = 0.0  # and compiled at once
 a = mx.nd.sparse.csr_matrix(np.eye(2000, dtype=np.float32))
 mx.nd.sparse.dot(a, mx.nd.ones((2000, 64))).wait_to_read()
 print(numba.threading_layer())

@@ -111,6 +111,7 @@ def par(request, monkeypatch):
     the speed gate would pick."""
     if request.param:
         monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
+        monkeypatch.setattr(_twins, "COMPILE_AFTER_S", 0.0)
         monkeypatch.setattr(_twins, "_ADAPTIVE", False)
     return request.param
 
@@ -454,6 +455,7 @@ def test_parallel_gate_follows_measured_speed(monkeypatch):
     # through the public op the gate picks a mode and the result does not depend on it
     import sparsym as mx
     monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
+    monkeypatch.setattr(_twins, "COMPILE_AFTER_S", 0.0)
     monkeypatch.setattr(_twins, "_GATES", {})
     a, s = rand_csr(64, 40, 8, "uniform", np.float64)
     x = mx.nd.sparse.csr_matrix((a.data, a.indices, a.indptr), shape=a.shape)

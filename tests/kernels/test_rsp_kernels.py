@@ -19,6 +19,7 @@ def par(request, monkeypatch):
     """Run the parallel twin of the lookup / row-scan kernels on tiny inputs too."""
     if request.param:
         monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
+        monkeypatch.setattr(_twins, "COMPILE_AFTER_S", 0.0)
     return request.param
 
 

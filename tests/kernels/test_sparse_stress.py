@@ -49,6 +49,7 @@ def _stress(seed, monkeypatch):
     rng, m, n, dtype, vals, cols, indptr, k = _case(seed)
     if seed % 2:  # the parallel twins and parallel dot kernels on any size
         monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
+        monkeypatch.setattr(_twins, "COMPILE_AFTER_S", 0.0)
         monkeypatch.setattr(_twins, "_ADAPTIVE", False)
     s = sp.csr_matrix((vals, cols, indptr), shape=(m, n))
     d = s.toarray()  # duplicates summed
