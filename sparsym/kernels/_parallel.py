@@ -8,14 +8,11 @@ on one core, several times slower on a shared 2-core machine (docs/benchmarks.md
 tiles on a small thread pool instead (numba kernels are ``nogil``, NumPy releases the GIL in
 matmul and ufuncs).
 
-BLAS thread control uses the OpenBLAS ``*_set_num_threads`` entry points found in the
-process, else threadpoolctl (other BLAS libraries); without either it is a no-op.
-The setting is process-wide, so nested and concurrent users are reference-counted.
+BLAS threads follow the library's one policy (kernels/blas.py): one thread by default, so
+the workers' GEMMs already run single-threaded.
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -25,100 +22,7 @@ import numpy as np
 
 _lock = threading.Lock()
 _tls = threading.local()
-_depth = 0
-_saved = None
-_api = None          # (get_num_threads, set_num_threads) or False
 _pool = None
-
-
-def _find_api():
-    """(get, set) callables of the process's BLAS thread count, or False.
-
-    OpenBLAS's own entry points come first: a call costs about 0.5 us against threadpoolctl's
-    7 us, and single_blas() brackets every small GEMM (FullyConnected at batch 32)."""
-    direct = []
-    try:
-        with open("/proc/self/maps") as f:
-            paths = {ln.split()[-1] for ln in f if "openblas" in ln.split()[-1]}
-    except OSError:
-        paths = set()
-    for path in sorted(paths):  # every copy is set (numpy and scipy bundle their own)
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for pre, suf in (("scipy_openblas", "64_"), ("scipy_openblas", ""),
-                         ("openblas", "64_"), ("openblas", "")):
-            get = getattr(lib, f"{pre}_get_num_threads{suf}", None)
-            put = getattr(lib, f"{pre}_set_num_threads{suf}", None)
-            if get is not None and put is not None:
-                get.restype = ctypes.c_int
-                direct.append((get, put))
-                break
-    if direct:
-        get, puts = direct[0][0], [p for _, p in direct]
-
-        def put_all(n):
-            for p in puts:
-                p(int(n))
-        return (lambda: int(get()), put_all)
-    try:
-        from threadpoolctl import ThreadpoolController
-        libs = [c for c in ThreadpoolController().lib_controllers if c.user_api == "blas"]
-        if libs:
-            return (lambda: libs[0].get_num_threads(),
-                    lambda n: [c.set_num_threads(n) for c in libs])
-    except Exception:   # noqa: BLE001  (optional dependency; any failure means "absent")
-        pass
-    return False
-
-
-class _SingleBlas:
-    """The single_blas() scope: a plain class (a generator-based context manager costs
-    several microseconds, and FullyConnected enters one per GEMM)."""
-
-    __slots__ = ()
-
-    def __enter__(self):
-        global _depth, _saved, _api
-        with _lock:
-            if _api is None:
-                _api = _find_api()
-            if _depth == 0 and _api:
-                _saved = _api[0]()
-                if _saved != 1:
-                    _api[1](1)
-            _depth += 1
-        return self
-
-    def __exit__(self, *exc):
-        global _depth
-        with _lock:
-            _depth -= 1
-            if _depth == 0 and _api and _saved not in (None, 1):
-                _api[1](_saved)
-        return False
-
-
-_SINGLE = _SingleBlas()
-_NULL = contextlib.nullcontext()
-
-
-def single_blas():
-    """Run the body with BLAS limited to one thread (restored when the last user leaves)."""
-    return _SINGLE
-
-
-# Below this many multiply-adds a lone GEMM (FullyConnected's) runs on one BLAS thread. Such
-# GEMMs take a few ms on one core; a graph alternates them with elementwise ops, between
-# which OpenBLAS's second thread spins: on a loaded 2-core machine that made an unrolled
-# LSTM 4-6x slower than with one thread (docs/benchmarks.md, "Threading layers").
-SMALL_GEMM = 1 << 26
-
-
-def gemm_threads(macs):
-    """single_blas() for a GEMM of ``macs`` multiply-adds below SMALL_GEMM, else a no-op."""
-    return _SINGLE if macs < SMALL_GEMM else _NULL
 
 
 def workers() -> int:

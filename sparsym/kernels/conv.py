@@ -14,7 +14,7 @@ from numba import njit
 from numpy.lib.stride_tricks import as_strided
 
 from ..base import ShapeError
-from . import _parallel
+from . import _parallel, blas
 from ._parallel import workspace
 
 __all__ = [
@@ -438,14 +438,14 @@ def _conv_fwd_fast(x4, w4, b, s, p, d, cl):
     bias = None if b is None else np.ascontiguousarray(b, dtype=dt).reshape(-1)
     y = np.empty(cv.out_shape(), dtype=dt)
     if cv.pointwise:
-        with _parallel.single_blas():
+        with blas.single_blas():
             _parallel.run([partial(_pw_fwd, cv, x4, y, bias, *pc) for pc in _pixel_chunks(cv)],
                           work=x4.size * cv.f)
         return y
     _, stripes = _stripes(cv.n, cv.oh, cv.ow * cv.k * x4.itemsize)
     xp = cv.padded(x4)
     tasks = [partial(_fwd_stripe, cv, xp, y, bias, *st) for st in stripes]
-    with _parallel.single_blas():
+    with blas.single_blas():
         _parallel.run(tasks, work=cv.n * cv.oh * cv.ow * cv.wm.size)
     return y
 
@@ -458,7 +458,7 @@ def _conv_bwd_fast(x4, w4, dy4, s, p, d, cl, need_bias):
                          f"{cv.out_shape()}")
     if cv.pointwise:
         dx = np.empty_like(x4)
-        with _parallel.single_blas():
+        with blas.single_blas():
             parts = _parallel.run([partial(_pw_bwd, cv, x4, dy4, dx, need_bias, *pc)
                                    for pc in _pixel_chunks(cv)], work=2 * x4.size * cv.f)
         dwm = sum(pw_ for pw_, _ in parts)
@@ -469,7 +469,7 @@ def _conv_bwd_fast(x4, w4, dy4, s, p, d, cl, need_bias):
     rows, stripes = _stripes(cv.n, cv.oh, cv.ow * cv.k * x4.itemsize)
     dwm = np.zeros_like(cv.wm)
     db = np.zeros(cv.f, dtype=x4.dtype) if need_bias else None
-    with _parallel.single_blas():
+    with blas.single_blas():
         for phase in _stripe_phases(cv, rows, stripes):
             parts = _parallel.run([partial(_bwd_stripes, cv, xp, dy4, dxp, grp, need_bias)
                                    for grp in phase],

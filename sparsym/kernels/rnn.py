@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _parallel
+from . import blas
 
 
 def expit(x):
@@ -175,13 +175,13 @@ def rnn_forward(mode, x, params, states, num_layers, bidirectional, p=0.0, rng=N
     """Run the fused RNN (see _rnn_forward) on one BLAS thread: the step loops alternate
     small GEMMs with elementwise work, between which OpenBLAS's own threads would spin
     (kernels/_parallel.py)."""
-    with _parallel.single_blas():
+    with blas.single_blas():
         return _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, keep)
 
 
 def rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
     """Gradients of the fused RNN (see _rnn_backward), on one BLAS thread like the forward."""
-    with _parallel.single_blas():
+    with blas.single_blas():
         return _rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import storage as st
+from ..kernels import blas
 from ..kernels import csr as kcsr
 from ..kernels._arrays import rows2
 from . import rules
@@ -29,12 +30,14 @@ def _t(x, flag):
 def _dot_dense(a, xs):
     x, y = _t(xs[0], a.transpose_a), _t(xs[1], a.transpose_b)
     if x.ndim == 2 and y.ndim == 2:
-        return (np.matmul(x, y),)
+        with blas.gemm_threads(x.size * y.shape[1]):
+            return (np.matmul(x, y),)
     if x.ndim == 1 and y.ndim == 1:
         if _row_times_column(x.shape, y.shape, a):
             return (x * y,)
         return (np.asarray(np.dot(x, y)).reshape(1),)
-    return (np.tensordot(x, y, axes=1),)
+    with blas.gemm_threads(x.size * (y.size // max(y.shape[0], 1))):
+        return (np.tensordot(x, y, axes=1),)
 
 
 def _row_times_column(xs, ys, attrs):
@@ -265,7 +268,8 @@ def _batch_dot(a, xs):
         x = np.swapaxes(x, -1, -2)
     if a.transpose_b:
         y = np.swapaxes(y, -1, -2)
-    return (np.matmul(x, y),)
+    with blas.gemm_threads(x.size * y.shape[-1]):
+        return (np.matmul(x, y),)
 
 
 def batch_dot_shape(attrs, ins, outs):

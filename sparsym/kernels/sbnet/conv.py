@@ -18,7 +18,7 @@ from functools import partial
 import numpy as np
 
 from ...base import ShapeError
-from ...kernels import _parallel
+from ...kernels import _parallel, blas
 from ...kernels import block_sparse as kbs
 from ...kernels._parallel import workspace
 from ...kernels.conv import conv_backward, conv_forward
@@ -128,7 +128,7 @@ def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx=None, y=None, 
     per = _chunk(tile, wm.shape[1], x.itemsize)
     tasks = [partial(_fwd_chunk, x, wm, idx, t0, min(m, t0 + per), y, bias, mo, geom, tile,
                      cl, add) for t0 in range(0, m, per)]
-    with _parallel.single_blas():
+    with blas.single_blas():
         _parallel.run(tasks, work=m * tile[0] * tile[1] * wm.size)
     return y
 
@@ -202,7 +202,7 @@ def sparse_backward(x, w, dy, mo, geom: ConvGeom, tile, layout, need_bias=True, 
     dx = np.zeros_like(x)
     dwm = np.zeros(wm.shape, dtype=x.dtype)
     db = np.zeros(f, dtype=x.dtype) if need_bias else None
-    with _parallel.single_blas():
+    with blas.single_blas():
         for phase in _row_phases(idx, geom, tile, _parallel.workers()):
             parts = _parallel.run([partial(_bwd_rows, x, wm, dy, mo, idx, ranges, dx, geom,
                                            tile, cl, need_bias) for ranges in phase],

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from ...base import ShapeError
-from ...kernels import _parallel
+from ...kernels import _parallel, blas
 from ...kernels import norm as knorm
 from ...kernels._parallel import workspace
 from ...kernels.block_sparse import sparse_gather, sparse_scatter_inplace
@@ -342,12 +342,12 @@ def sparse_forward(x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, lay
         windows = _windows(x, idx, tile, layout) if y is x else None
         tasks = [partial(_infer_chunk, x, idx, t0, min(m, t0 + per), tile, bw, aff, y, mo,
                          layout, windows) for t0 in range(0, m, per)]
-        with _parallel.single_blas():
+        with blas.single_blas():
             _parallel.run(tasks, work=m * tile[0] * tile[1] * (bw.w2.size + 2 * bw.w1.size))
         return y, None
     wts1, inimg, wts3 = block_weights(mo, r1, idx, tile, x.dtype)
     a0 = _windows(x, idx, tile, layout)
-    with _parallel.single_blas():
+    with blas.single_blas():
         out, sv = block_forward(a0, wts1, inimg, wts3, bw, tile, moving, eps, fix_gamma,
                                 batch_stats)
     empty = np.empty(0, dtype=x.dtype)
@@ -369,7 +369,7 @@ def backward(dy, x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, layou
             tuple(np.zeros_like(b) for b in bw.betas)
     wts1, inimg, wts3 = block_weights(mo, r1, idx, tile, x.dtype)
     a0 = _windows(x, idx, tile, layout)
-    with _parallel.single_blas():
+    with blas.single_blas():
         _, sv = block_forward(a0, wts1, inimg, wts3, bw, tile, moving, eps, fix_gamma,
                               batch_stats)
         g3 = _gather_out(dy, idx, tile, mo, layout)

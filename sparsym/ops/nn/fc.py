@@ -5,7 +5,7 @@ import numpy as np
 
 from ... import storage as st
 from ...base import dtype_of
-from ...kernels import _parallel
+from ...kernels import blas
 from ...kernels import rsp as krsp
 from .. import rules
 from ..grad import bw, kept, multi_bw
@@ -70,7 +70,7 @@ def _out_shape(a, x):
 
 def _fc_fwd(a, xs):
     x, w = xs[0], xs[1]
-    with _parallel.gemm_threads(x.size * a.num_hidden):
+    with blas.gemm_threads(x.size * a.num_hidden):
         y = _flat(a, x) @ w.T
     if not a.no_bias:
         y += st.todense(xs[2]).reshape(-1)
@@ -94,7 +94,7 @@ def _fc_bwd(a, xs):
     x2 = _flat(a, x)
     g2 = g.reshape(x2.shape[0], a.num_hidden)
     unused = a.get("__unused__", ())
-    with _parallel.gemm_threads(x.size * a.num_hidden):
+    with blas.gemm_threads(x.size * a.num_hidden):
         dx = (g2 @ w).reshape(x.shape) if 0 not in unused else None
         dw = g2.T @ x2
     out = (dx, dw.astype(w.dtype, copy=False))
