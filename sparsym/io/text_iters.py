@@ -28,17 +28,6 @@ __all__ = ["LibSVMIter", "CSVIter"]
 _CHUNK = 4 << 20
 
 
-def _parallel_threadsafe():
-    """True when Numba's threading layer allows parallel kernels from several threads."""
-    try:
-        import numba
-        from numba.np.ufunc import parallel as _par
-        _par._launch_threads()
-        return numba.threading_layer() in ("omp", "tbb")
-    except Exception:  # noqa: BLE001  (no usable layer: stay single-threaded)
-        return False
-
-
 def _prefetch_put(q, stop, item):
     while not stop.is_set():
         try:
@@ -310,7 +299,7 @@ class LibSVMIter(_BatchLoader):
     prefetch_buffer : int
         Chunks (of ``chunk_bytes``) parsed ahead in a background thread while the caller
         trains, as MXNet's iterator does (at most 4); 0 parses on demand in the caller's
-        thread. Used only when Numba's threading layer is thread-safe (omp or tbb).
+        thread.
     ctx : ignored (MXNet compatibility).
 
     Examples
@@ -340,13 +329,14 @@ class LibSVMIter(_BatchLoader):
         self._sparse_label = not _is_null(label_libsvm)
 
         depth = min(int(prefetch_buffer or 0), 4)
-        threaded = depth > 0 and _parallel_threadsafe()
+        threaded = depth > 0
 
         def reader(path, nf, dt):
             def make():
-                # in the background thread one core parses, the other trains
+                # chunks parse in segments on the kernel pool's threads (the kernel is
+                # GIL-free, serial: no Numba parallel region, whatever the threading layer)
                 return LibSVMReader(path, nf, chunk_bytes, num_parts, part_index, dt,
-                                    parallel=not threaded)
+                                    parallel=True)
             if threaded:
                 return lambda: _Prefetch(make, depth)
             return make

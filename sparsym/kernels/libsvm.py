@@ -265,20 +265,31 @@ def _as_u8(buf) -> np.ndarray:
     return b
 
 
-def _segment_bounds(b: np.ndarray, min_bytes: int = 1 << 20, nseg=None) -> np.ndarray:
-    """Split offsets after newlines: one segment per thread for big buffers."""
+def _segment_bounds(b: np.ndarray, raw=None, min_bytes: int = 1 << 20) -> np.ndarray:
+    """Split offsets after newlines: one segment per thread for big buffers (``raw``: b's
+    bytes object, searched with bytes.find, when there is one)."""
     n = len(b)
-    nseg = max(1, min(nseg or config.NUMBA_NUM_THREADS, n // min_bytes))
+    nseg = max(1, min(config.NUMBA_NUM_THREADS, n // min_bytes))
     bounds = [0]
     for k in range(1, nseg):
         pos = max(k * n // nseg, bounds[-1])
-        nl = np.flatnonzero(b[pos:pos + (1 << 20)] == _NL)
-        cut = pos + int(nl[0]) + 1 if len(nl) else n
+        if isinstance(raw, (bytes, bytearray)):
+            nl = raw.find(b"\n", pos, n)
+        else:
+            hit = np.flatnonzero(b[pos:pos + (1 << 16)] == _NL)
+            nl = pos + int(hit[0]) if len(hit) else _find_nl(b, pos)
+        cut = nl + 1 if nl >= 0 else n
         if cut >= n:
             break
         bounds.append(cut)
     bounds.append(n)
     return np.asarray(bounds, dtype=np.int64)
+
+
+def _find_nl(b, pos):
+    """Offset of the first newline in b[pos:], or -1."""
+    hit = np.flatnonzero(b[pos:] == _NL)
+    return pos + int(hit[0]) if len(hit) else -1
 
 
 def _counts(raw, b, lo, hi):
@@ -359,10 +370,14 @@ def parse_libsvm_chunk(buf, num_features: int, fname: str = "<buffer>", first_li
     ([1.0, 0.0], [0, 3, 2], [0, 2, 3], 2)
     """
     raw = buf if isinstance(buf, (bytes, bytearray)) else None
-    b = _as_u8(buf)
+    return _parse_chunk(raw, _as_u8(buf), num_features, fname, first_line_no, dtype, parallel)
+
+
+def _parse_chunk(raw, b, num_features, fname, first_line_no, dtype, parallel):
+    """parse_libsvm_chunk on ``b``, a prefix of the bytes object ``raw`` (or None)."""
     num_features = int(num_features)
     vdtype = np.float64 if np.dtype(dtype) == np.float64 else np.float32
-    bounds = _segment_bounds(b) if parallel else np.array([0, len(b)], np.int64)
+    bounds = _segment_bounds(b, raw) if parallel else np.array([0, len(b)], np.int64)
     tasks = [lambda lo=lo, hi=hi: _parse_segment(raw, b, lo, hi, num_features, vdtype)
              for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
     segs = _par.run(tasks) if len(tasks) > 1 else [tasks[0]()]
@@ -505,18 +520,17 @@ class LibSVMReader:
                 pending_len = len(buf) - cut
                 if cut == 0:
                     break
-                chunk = memoryview(buf)[:cut]
+                chunk = _as_u8(buf)[:cut]
                 try:
-                    labels, csr, lines = parse_libsvm_chunk(
-                        chunk, self.num_features, self.path, line_no, self.dtype,
+                    labels, csr, lines = _parse_chunk(
+                        buf, chunk, self.num_features, self.path, line_no, self.dtype,
                         self.parallel)
                 except FormatError:
                     if self.begin == 0:
                         raise
                     # re-parse to name the absolute line number
-                    parse_libsvm_chunk(chunk, self.num_features, self.path,
-                                       line_no + self.first_line_no - 1, self.dtype,
-                                       self.parallel)
+                    _parse_chunk(buf, chunk, self.num_features, self.path,
+                                 line_no + self.first_line_no - 1, self.dtype, self.parallel)
                     raise
                 line_no += lines
                 if csr.shape[0]:
