@@ -35,6 +35,8 @@ from . import lr_scheduler  # noqa: F401
 from . import metric  # noqa: F401
 from . import io  # noqa: F401
 from . import recordio  # noqa: F401
+from . import image  # noqa: F401  (mx.image)
+from . import image as img  # noqa: F401  (MXNet's alias)
 from . import kvstore  # noqa: F401
 from . import kvstore as kv  # noqa: F401
 from . import module  # noqa: F401

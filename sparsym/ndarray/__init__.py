@@ -22,6 +22,7 @@ from .ufuncs import (add, divide, equal, greater, greater_equal, hypot,  # noqa:
 from . import random  # noqa: F401,E402  (mx.nd.random)
 from . import contrib  # noqa: F401,E402  (mx.nd.contrib)
 from . import linalg  # noqa: F401,E402  (mx.nd.linalg)
+from . import image  # noqa: F401,E402  (mx.nd.image)
 from .ufuncs import eye, histogram, linspace, split_v2  # noqa: F401,E402
 
 # mx.nd._internal: every registered op under its own name, as in MXNet

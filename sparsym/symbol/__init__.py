@@ -18,6 +18,7 @@ from . import sparse  # noqa: F401,E402  (mx.sym.sparse)
 from .arith import hypot, maximum, minimum, pow, power  # noqa: F401,E402,A004
 from . import contrib  # noqa: F401,E402  (mx.sym.contrib)
 from . import linalg  # noqa: F401,E402  (mx.sym.linalg)
+from . import image  # noqa: F401,E402  (mx.sym.image)
 from .creation import arange, full, ones, random, zeros  # noqa: F401,E402
 from .ufuncs import eye, histogram, linspace, split_v2  # noqa: F401,E402
 

@@ -17,15 +17,15 @@ MANIFEST = json.loads(FIXTURE.read_text())
 
 # reasons (docs/migrating_from_mxnet.md lists the unsupported parts)
 C_API = "ctypes bridge to libmxnet's C API; sparsym has no C library"
-OUT_OF_SCOPE = "out of scope (issue 16): mx.np / npx / image / onnx / tvm / torch / rtc"
-IMAGE = "reads images: needs an image codec (mx.image is out of scope)"
+OUT_OF_SCOPE = "out of scope (issue 16): mx.np / npx / onnx / tvm / torch / rtc"
+IMAGE = "reads images: needs an image codec (mx.image decodes only with Pillow)"
 PENDING = "pending: owned by another helper of issue 16, not landed yet"
 TODO = "not implemented yet (issue 16 follow-up)"
 
 EXCLUDED = {
     "mxnet": {
         **{n: OUT_OF_SCOPE for n in (
-            "image", "img", "np", "npx", "numpy_extension", "numpy_dispatch_protocol",
+            "np", "npx", "numpy_extension", "numpy_dispatch_protocol",
             "numpy_op_fallback", "numpy_op_signature", "np_symbol", "onnx", "tvmop", "th",
             "torch", "rtc", "library", "libinfo", "notebook", "api", "ndarray_doc",
             "symbol_doc")},
@@ -36,10 +36,10 @@ EXCLUDED = {
         "c_str_array", "check_call", "ctypes2buffer", "ctypes2numpy_shared",
         "get_last_ffi_error", "mx_float_p")},
     "mxnet.ndarray": {
-        **{n: OUT_OF_SCOPE for n in ("image", "imdecode", "numpy", "numpy_extension")},
+        **{n: OUT_OF_SCOPE for n in ("imdecode", "numpy", "numpy_extension")},
         **{n: TODO for n in ("get_indexing_dispatch_code", "get_oshape_of_gather_nd_op",
                              "indexing_key_expand_implicit_axes")}},
-    "mxnet.symbol": {n: OUT_OF_SCOPE for n in ("image", "numpy", "numpy_extension")},
+    "mxnet.symbol": {n: OUT_OF_SCOPE for n in ("numpy", "numpy_extension")},
 }
 
 

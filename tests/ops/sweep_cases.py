@@ -499,6 +499,36 @@ OVERRIDES["_contrib_MultiBoxPrior"] = lambda op, nin: [
     Case({"sizes": (0.5, 0.25), "ratios": (1.0, 2.0)}, ((1, 2, 3, 4),))]
 
 
+# image ops (sparsym/ops/image.py): HWC images, values vs MXNet in tests/image/test_image_ops.py
+_HWC, _CHW = (5, 6, 3), (3, 5, 6)
+OVERRIDES.update({
+    "_image_to_tensor": lambda op, nin: [Case({}, (_HWC,)), Case({}, ((2,) + _HWC,))],
+    "_image_normalize": lambda op, nin: [
+        Case({"mean": (0.1, 0.2, 0.3), "std": (0.5, 0.6, 0.7)}, (_CHW,)),
+        Case({"mean": (0.1,), "std": (2.0,)}, ((2,) + _CHW,))],
+    "_backward_image_normalize": lambda op, nin: [
+        Case({"mean": (0.1, 0.2, 0.3), "std": (0.5, 0.6, 0.7)}, (_CHW,))],
+    "_image_crop": lambda op, nin: [Case({"x": 1, "y": 2, "width": 4, "height": 3}, (_HWC,))],
+    "_backward_image_crop": lambda op, nin: [
+        Case({"x": 1, "y": 2, "width": 4, "height": 3}, ((3, 4, 3), _HWC))],
+    "_image_resize": lambda op, nin: [Case({"size": (4, 7), "interp": i}, (_HWC,))
+                                      for i in range(5)],
+    "_cvimresize": lambda op, nin: [Case({"w": 4, "h": 7}, (_HWC,))],
+    "_image_adjust_lighting": lambda op, nin: [Case({"alpha": (0.1, 0.2, 0.3)}, (_HWC,))],
+    "_image_random_color_jitter": lambda op, nin: [
+        Case({"brightness": 0.0, "contrast": 0.0, "saturation": 0.0, "hue": 0.0}, (_HWC,))],
+})
+for _n in ("_image_flip_left_right", "_image_flip_top_bottom", "_backward_image_flip_left_right",
+           "_backward_image_flip_top_bottom"):
+    OVERRIDES[_n] = lambda op, nin: [Case({}, (_HWC,))]
+# random ops, run twice by the sweep: no draw that changes the value
+OVERRIDES["_image_random_lighting"] = lambda op, nin: [Case({"alpha_std": 0.0}, (_HWC,))]
+for _n in ("_image_random_flip_left_right", "_image_random_flip_top_bottom"):
+    OVERRIDES[_n] = lambda op, nin: [Case({}, ((1, 1, 3),))]
+for _n in ("brightness", "contrast", "saturation", "hue"):
+    OVERRIDES["_image_random_" + _n] = lambda op, nin: [
+        Case({"min_factor": 1.5, "max_factor": 1.5}, (_HWC,))]
+
 
 def _loop_node(kind):
     """(node, its input shapes, its output shapes) of a small control-flow graph built by

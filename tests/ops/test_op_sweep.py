@@ -241,6 +241,15 @@ RANDOM = ("_random_", "_sample_", "_shuffle")
 _MULTI_SGD_WHY = ("MXNet infers no output shape (needs out=); values probed on MXNet: "
                   "tests/optimizer/test_multi_sgd.py")
 NO_MXNET_REFERENCE = {
+    **dict.fromkeys(("_image_to_tensor", "_image_normalize", "_image_crop", "_image_resize",
+                     "_cvimresize", "_image_flip_left_right", "_image_flip_top_bottom",
+                     "_image_random_brightness", "_image_random_contrast",
+                     "_image_random_saturation", "_image_random_hue", "_image_adjust_lighting"),
+                    "image ops: MXNet 1.9.1's values on images (every interpolation, uint8 "
+                    "and float32) in tests/image/test_image_ops.py"),
+    **dict.fromkeys(("_image_random_flip_left_right", "_image_random_flip_top_bottom",
+                     "_image_random_color_jitter", "_image_random_lighting"),
+                    "random image ops: tests/image/test_image_ops.py"),
     "multi_sgd_update": _MULTI_SGD_WHY,
     "multi_sgd_mom_update": _MULTI_SGD_WHY,
     "multi_mp_sgd_update": _MULTI_SGD_WHY,

@@ -4,3 +4,4 @@ from .dataloader import DataLoader  # noqa: F401
 from .dataset import ArrayDataset, Dataset, RecordFileDataset, SimpleDataset  # noqa: F401
 from .sampler import (BatchSampler, FilterSampler, IntervalSampler,  # noqa: F401
                       RandomSampler, Sampler, SequentialSampler)
+from . import vision  # noqa: F401,E402  (mx.gluon.data.vision)
