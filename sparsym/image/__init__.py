@@ -3,3 +3,9 @@ from . import image  # noqa: F401
 from .image import (center_crop, color_normalize, copyMakeBorder, fixed_crop,  # noqa: F401
                     imdecode, imread, imresize, imrotate, random_crop, random_rotate,
                     random_size_crop, resize_short, scale_down)
+from . import augmenters  # noqa: F401
+from .augmenters import (Augmenter, BrightnessJitterAug, CastAug, CenterCropAug,  # noqa: F401
+                         ColorJitterAug, ColorNormalizeAug, ContrastJitterAug, CreateAugmenter,
+                         ForceResizeAug, HorizontalFlipAug, HueJitterAug, LightingAug,
+                         RandomCropAug, RandomGrayAug, RandomOrderAug, RandomSizedCropAug,
+                         ResizeAug, SaturationJitterAug, SequentialAug)

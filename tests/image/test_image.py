@@ -62,3 +62,43 @@ def test_imdecode_and_imread(tmp_path):
         mx.image.imdecode(b"not an image")
     with pytest.raises(ValueError, match="buf must be of type bytes"):
         mx.image.imdecode("a string")
+
+
+# CreateAugmenter((3, 6, 8), resize=7, rand_crop, rand_mirror, mean, std, brightness=0.3,
+# contrast=0.3, saturation=0.3, hue=0.1, pca_noise=0.1, rand_gray=0.5) on the image below,
+# after random.seed(s) and np.random.seed(s): MXNet 1.9.1's first 10 values (rounded to 3)
+_MXNET_AUG = {0: [0.237, 0.593, 1.51, -1.711, 0.379, -0.282, -0.434, 1.506, -1.235, 1.047],
+              1: [-1.612, -0.53, -0.44, -0.569, -0.427, 0.545, -1.083, 0.321, 1.252, 0.625]}
+
+
+@pytest.mark.parametrize("seed", sorted(_MXNET_AUG))
+def test_create_augmenter_matches_mxnet(seed):
+    augs = mx.image.CreateAugmenter((3, 6, 8), resize=7, rand_crop=True, rand_mirror=True,
+                                    mean=True, std=True, brightness=0.3, contrast=0.3,
+                                    saturation=0.3, hue=0.1, pca_noise=0.1, rand_gray=0.5)
+    assert [type(a).__name__ for a in augs] == [
+        "ResizeAug", "RandomCropAug", "HorizontalFlipAug", "CastAug", "ColorJitterAug",
+        "HueJitterAug", "LightingAug", "RandomGrayAug", "ColorNormalizeAug"]
+    assert augs[0].dumps() == '["resizeaug", {"size": 7, "interp": 2}]'
+    random.seed(seed)
+    np.random.seed(seed)
+    x = mx.nd.array(np.random.RandomState(0).randint(0, 256, (9, 13, 3)), dtype="uint8")
+    for a in augs:
+        x = a(x)
+    assert x.shape == (6, 8, 3) and x.dtype == np.float32
+    np.testing.assert_allclose(x.asnumpy().ravel()[:10], _MXNET_AUG[seed], atol=2e-3)
+
+
+def test_augmenters_one_by_one():
+    x = mx.nd.array(np.random.RandomState(1).randint(0, 256, (6, 8, 3)).astype(np.float32))
+    assert mx.image.ForceResizeAug((5, 4))(x).shape == (4, 5, 3)
+    assert mx.image.CenterCropAug((4, 4))(x).shape == (4, 4, 3)
+    assert mx.image.RandomSizedCropAug((3, 3), 0.5, (0.8, 1.25))(x).shape == (3, 3, 3)
+    np.testing.assert_array_equal(mx.image.HorizontalFlipAug(1.0)(x).asnumpy(),
+                                  x.asnumpy()[:, ::-1])
+    g = mx.image.RandomGrayAug(1.0)(x).asnumpy()
+    np.testing.assert_allclose(g[..., 0], g[..., 2])
+    seq = mx.image.SequentialAug([mx.image.CastAug("float64"), mx.image.CenterCropAug((2, 2))])
+    assert seq(x).dtype == np.float64 and seq(x).shape == (2, 2, 3)
+    with pytest.raises(mx.base.ParamError, match="rand_resize"):
+        mx.image.CreateAugmenter((3, 4, 4), rand_resize=True)
