@@ -51,3 +51,29 @@ def test_dataloader_iter_wants_pairs():
     loader = mx.gluon.data.DataLoader(mx.gluon.data.ArrayDataset(np.zeros((4, 2))), batch_size=2)
     with pytest.raises(ValueError, match=r"\(data, label\) batches"):
         DataLoaderIter(loader)
+
+
+def test_tensorboard_callback_writes_prefixed_scalars(monkeypatch, tmp_path):
+    import sys
+    import types
+
+    from sparsym.contrib import tensorboard
+    written = []
+
+    class Writer:
+        def __init__(self, logdir):
+            self.logdir = logdir
+
+        def add_scalar(self, tag, value, global_step):
+            written.append((tag, value, global_step))
+
+    monkeypatch.setitem(sys.modules, "mxboard", types.SimpleNamespace(SummaryWriter=Writer))
+    cb = tensorboard.LogMetricsCallback(str(tmp_path), prefix="train")
+    metric = mx.metric.Accuracy()
+    metric.update([mx.nd.array([1, 0])], [mx.nd.array([[0.1, 0.9], [0.2, 0.8]])])
+    cb(mx.model.BatchEndParam(epoch=3, nbatch=0, eval_metric=metric, locals=None))
+    assert written == [("train-accuracy", 0.5, 3)]
+    for name in tensorboard._WRITERS:
+        monkeypatch.setitem(sys.modules, name, None)     # none importable
+    with pytest.raises(ImportError, match="pip install mxboard"):
+        tensorboard.LogMetricsCallback(str(tmp_path))
