@@ -3,6 +3,8 @@ a whole shape may be None. Rules take (attrs, in_shapes, out_shapes) and return 
 completed; conflicts raise ShapeError/DTypeError through :func:`merge`."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..base import DTypeError, ShapeError
 
 
@@ -130,6 +132,18 @@ def same_type(attrs, ins, outs):
             elif t != cur:
                 raise Conflict("dtype", i, side, cur, t)
     return ins, outs
+
+
+def floating_input(rule):
+    """``rule`` for ops that MXNet runs on floating-point data only (softmax family,
+    Activation): an integer input raises MXNet's "only support floating point types"."""
+    def checked(attrs, ins, outs):
+        t = ins[0]
+        if t is not None and np.dtype(t).kind not in "fc":
+            raise DTypeError("This operation only support floating point types, not "
+                             f"{np.dtype(t).name}")
+        return rule(attrs, ins, outs)
+    return checked
 
 
 def first_input_type(attrs, ins, outs):

@@ -61,6 +61,7 @@ def _act_bwd(a, xs):
 
 register(OpDef(
     "Activation", params=_ACT_P, dispatch=(Dispatch((D,), (D,), _act_fwd),),
+    infer_type=rules.floating_input(rules.same_type),
     gradient=lambda node, og: [bw("_backward_Activation", [og[0], node.inputs[0]], node,
                                   "backward", **kept(node))],
     doc="""Elementwise activation: relu, sigmoid, tanh, softrelu (log(1+exp(x))) or softsign.
@@ -355,7 +356,7 @@ for _k, _f in _SM_DOCS.items():
     register(OpDef(
         _k, params=_SM, inputs=_sm_inputs,
         dispatch=(Dispatch((D,), (D,), _sm_fwd(_k)), Dispatch((D, D), (D,), _sm_fwd(_k))),
-        infer_shape=sm_shape, infer_type=sm_type, gradient=_sm_grad(_k),
+        infer_shape=sm_shape, infer_type=rules.floating_input(sm_type), gradient=_sm_grad(_k),
         doc=f"""Compute ``{_f}`` along ``axis``.
 
     Parameters
