@@ -9,3 +9,11 @@ from .augmenters import (Augmenter, BrightnessJitterAug, CastAug, CenterCropAug,
                          ForceResizeAug, HorizontalFlipAug, HueJitterAug, LightingAug,
                          RandomCropAug, RandomGrayAug, RandomOrderAug, RandomSizedCropAug,
                          ResizeAug, SaturationJitterAug, SequentialAug)
+
+
+def __getattr__(name):
+    # the iterator lives with the other iterators in sparsym.io, which imports this package
+    if name == "ImageIter":
+        from ..io.image_iters import ImageIter
+        return ImageIter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

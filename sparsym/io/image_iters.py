@@ -1,31 +1,441 @@
-"""MXNet's image record iterators, which need an image codec and augmenters in C++.
+"""Image iterators over RecordIO files and image lists: ``mx.image.ImageIter`` (augmenter
+lists) and MXNet's ``mx.io.ImageRecordIter`` family (resize, crop, mirror, normalise).
 
-sparsym has no image pipeline: each name exists so that MXNet code imports, and raises a
-NotImplementedError naming itself when called. ``mx.recordio`` reads and writes the
-``.rec`` files themselves (and decodes images with Pillow when it is installed).
+Images decode through :func:`sparsym.image.imdecode` (Pillow); labels come from the
+records' headers or from an image list. ``ImageDetRecordIter`` (detection labels and
+augmenters) is not supported and raises NotImplementedError.
 """
 from __future__ import annotations
 
-__all__ = ["ImageRecordIter", "ImageRecordIter_v1", "ImageRecordUInt8Iter",
+import logging
+import os
+import random
+from numbers import Number
+
+import numpy as np
+
+from .. import ndarray as nd
+from .. import recordio
+from ..base import ParamError
+from ..image import image as _img
+from ..image.augmenters import CreateAugmenter
+from .io import DataBatch, DataDesc, DataIter
+
+__all__ = ["ImageIter", "ImageRecordIter", "ImageRecordIter_v1", "ImageRecordUInt8Iter",
            "ImageRecordUInt8Iter_v1", "ImageRecordInt8Iter", "ImageDetRecordIter"]
 
-
-def _unsupported(name):
-    def creator(*args, **kwargs):
-        raise NotImplementedError(
-            f"mx.io.{name} is not supported: sparsym has no image decoding and augmentation "
-            "pipeline. Read the .rec file with mx.recordio.MXIndexedRecordIO (unpack_img "
-            "decodes with Pillow) and feed arrays through mx.io.NDArrayIter.")
-
-    creator.__name__ = creator.__qualname__ = name
-    creator.__doc__ = (f"MXNet's ``{name}`` (image records decoded and augmented in C++): "
-                       "not supported here, raises NotImplementedError.")
-    return creator
+_LAST_BATCH = ("pad", "discard", "roll_over")
 
 
-ImageRecordIter = _unsupported("ImageRecordIter")
-ImageRecordIter_v1 = _unsupported("ImageRecordIter_v1")
-ImageRecordUInt8Iter = _unsupported("ImageRecordUInt8Iter")
-ImageRecordUInt8Iter_v1 = _unsupported("ImageRecordUInt8Iter_v1")
-ImageRecordInt8Iter = _unsupported("ImageRecordInt8Iter")
-ImageDetRecordIter = _unsupported("ImageDetRecordIter")
+class ImageIter(DataIter):
+    """Batches of images from a RecordIO file (``path_imgrec``, with ``path_imgidx`` for
+    random access), an image list file (``path_imglist``: ``index<TAB>label...<TAB>path``
+    lines, images under ``path_root``) or a Python ``imglist``, run through ``aug_list``
+    (default ``CreateAugmenter(data_shape, **kwargs)``) into (batch, C, H, W) float32.
+
+    Parameters
+    ----------
+    batch_size : int
+    data_shape : tuple of int
+        (3, H, W).
+    label_width : int, default 1
+    path_imgrec, path_imglist, path_root, path_imgidx : str, optional
+    shuffle : bool, default False
+        Needs ``path_imgidx`` (or a list) to reorder records.
+    part_index, num_parts : int, default 0, 1
+        Read only this part of the data (for data-parallel workers).
+    aug_list : list of Augmenter, optional
+    imglist : list, optional
+        ``[label(s)..., path]`` entries.
+    data_name, label_name : str
+    dtype : str, default 'float32'
+        The labels' dtype.
+    last_batch_handle : {'pad', 'discard', 'roll_over'}, default 'pad'
+    **kwargs
+        Passed to ``CreateAugmenter`` when ``aug_list`` is None.
+    """
+
+    def __init__(self, batch_size, data_shape, label_width=1, path_imgrec=None,
+                 path_imglist=None, path_root=None, path_imgidx=None, shuffle=False,
+                 part_index=0, num_parts=1, aug_list=None, imglist=None, data_name="data",
+                 label_name="softmax_label", dtype="float32", last_batch_handle="pad",
+                 **kwargs):
+        super().__init__(batch_size)
+        if not (path_imgrec or path_imglist or isinstance(imglist, list)):
+            raise ParamError("ImageIter needs path_imgrec, path_imglist or imglist")
+        if dtype not in ("int32", "float32", "int64", "float64"):
+            raise ParamError(f"ImageIter: {dtype} label not supported")
+        if last_batch_handle not in _LAST_BATCH:
+            raise ParamError(f"ImageIter: last_batch_handle must be one of {_LAST_BATCH}, "
+                             f"got {last_batch_handle!r}")
+        self.check_data_shape(data_shape)
+        self.imgrec, self.imgidx = None, None
+        if path_imgrec:
+            if path_imgidx:
+                self.imgrec = recordio.MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
+                self.imgidx = list(self.imgrec.keys)
+            else:
+                self.imgrec = recordio.MXRecordIO(path_imgrec, "r")
+        self.imglist, keys = self._read_imglist(path_imglist, imglist, dtype)
+        self.path_root = path_root or ""
+        self.data_shape = tuple(data_shape)
+        self.label_width = label_width
+        self.dtype = dtype
+        self.provide_data = [DataDesc(data_name, (batch_size,) + self.data_shape)]
+        self.provide_label = [DataDesc(label_name, (batch_size, label_width)
+                                       if label_width > 1 else (batch_size,), dtype)]
+        self.shuffle = shuffle
+        if self.imgrec is None:
+            self.seq = keys
+        elif shuffle or num_parts > 1 or path_imgidx:
+            if self.imgidx is None:
+                raise ParamError("ImageIter: shuffle and num_parts > 1 over a .rec file need "
+                                 "its index (path_imgidx)")
+            self.seq = self.imgidx
+        else:
+            self.seq = None
+        if num_parts > 1:
+            if not 0 <= part_index < num_parts:
+                raise ParamError(f"part_index must be in [0, {num_parts}), got {part_index}")
+            n = len(self.seq) // num_parts
+            self.seq = self.seq[part_index * n:(part_index + 1) * n]
+        self.auglist = CreateAugmenter(data_shape, **kwargs) if aug_list is None else aug_list
+        self.last_batch_handle = last_batch_handle
+        self.num_image = None if self.seq is None else len(self.seq)
+        self.cur = 0
+        self._allow_read = True
+        self._cache = None          # roll_over: (data, label, filled) of the short batch
+        self.reset()
+
+    @staticmethod
+    def _read_imglist(path_imglist, imglist, dtype):
+        """({key: (label NDArray, path)}, keys) from a list file or a Python list."""
+        if path_imglist:
+            out, keys = {}, []
+            with open(path_imglist) as f:
+                for line in f:
+                    parts = line.strip().split("\t")
+                    if len(parts) < 3:
+                        continue
+                    key = int(parts[0])
+                    out[key] = (nd.array([float(v) for v in parts[1:-1]], dtype=dtype),
+                                parts[-1])
+                    keys.append(key)
+            return out, keys
+        if isinstance(imglist, list):
+            out, keys = {}, []
+            for i, item in enumerate(imglist, 1):
+                if len(item) > 2:
+                    label = nd.array(item[:-1], dtype=dtype)
+                elif isinstance(item[0], Number):
+                    label = nd.array([item[0]], dtype=dtype)
+                else:
+                    label = nd.array(item[0], dtype=dtype)
+                out[str(i)] = (label, item[-1])
+                keys.append(str(i))
+            return out, keys
+        return None, None
+
+    def check_data_shape(self, data_shape):
+        """Refuse a data shape other than (3, H, W)."""
+        if len(data_shape) != 3:
+            raise ValueError("data_shape should have length 3, with dimensions CxHxW")
+        if data_shape[0] != 3:
+            raise ValueError("This iterator expects inputs to have 3 channels.")
+
+    def reset(self):
+        if self.seq is not None and self.shuffle:
+            random.shuffle(self.seq)
+        if self.last_batch_handle != "roll_over" or self._cache is None:
+            if self.imgrec is not None:
+                self.imgrec.reset()
+            self.cur = 0
+            self._allow_read = True
+
+    def hard_reset(self):
+        """Reset, dropping a rolled-over partial batch."""
+        self._cache = None
+        self.reset()
+
+    def next_sample(self):
+        """(label, encoded image) of the next sample; StopIteration at the end."""
+        if not self._allow_read:
+            raise StopIteration
+        if self.seq is None:
+            s = self.imgrec.read()
+            if s is None:
+                if self.last_batch_handle != "discard":
+                    self.imgrec.reset()
+                raise StopIteration
+            header, img = recordio.unpack(s)
+            return header.label, img
+        if self.cur >= self.num_image:
+            if self.last_batch_handle != "discard":
+                self.cur = 0
+            raise StopIteration
+        idx = self.seq[self.cur]
+        self.cur += 1
+        if self.imgrec is not None:
+            header, img = recordio.unpack(self.imgrec.read_idx(idx))
+            return (header.label if self.imglist is None else self.imglist[idx][0]), img
+        label, fname = self.imglist[idx]
+        return label, self.read_image(fname)
+
+    def read_image(self, fname):
+        """The encoded bytes of ``path_root/fname``."""
+        with open(os.path.join(self.path_root, fname), "rb") as f:
+            return f.read()
+
+    def imdecode(self, s):
+        """Decode one sample; a broken image raises RuntimeError naming it."""
+        try:
+            return _img.imdecode(s)
+        except Exception as err:  # noqa: BLE001 (reported with the sample's position)
+            raise RuntimeError(f"Broken image at sample {self.cur}: {err}") from err
+
+    def augmentation_transform(self, data):
+        for aug in self.auglist:
+            data = aug(data)
+        return data
+
+    def postprocess_data(self, datum):
+        """(H, W, C) -> (C, H, W)."""
+        return nd.transpose(datum, axes=(2, 0, 1))
+
+    def _batchify(self, data, label, start=0):
+        """Fill ``data``/``label`` from row ``start``; returns the rows filled."""
+        i = start
+        try:
+            while i < self.batch_size:
+                lab, s = self.next_sample()
+                img = self.imdecode(s)
+                if img.ndim == 0 or img.shape[0] == 0:
+                    logging.debug("Invalid image, skipping")
+                    continue
+                data[i] = self.postprocess_data(self.augmentation_transform(img))
+                label[i] = lab
+                i += 1
+        except StopIteration:
+            if not i:
+                raise
+        return i
+
+    def next(self):
+        c, h, w = self.data_shape
+        if self._cache is not None:
+            data, label, filled = self._cache
+        else:
+            data = nd.zeros((self.batch_size, c, h, w))
+            label = nd.zeros(self.provide_label[0].shape, dtype=self.dtype)
+            filled = self._batchify(data, label)
+        pad = self.batch_size - filled
+        if pad:
+            if self.last_batch_handle == "discard":
+                raise StopIteration
+            if self.last_batch_handle == "roll_over" and self._cache is None:
+                self._cache = (data, label, filled)
+                raise StopIteration
+            self._batchify(data, label, filled)
+            if self.last_batch_handle == "pad":
+                self._allow_read = False
+            else:
+                self._cache = None
+        return DataBatch([data], [label], pad=pad)
+
+
+class _RecordSource:
+    """Random access to the records of a .rec file: through its index when given, else
+    through offsets found by one pass over the file."""
+
+    def __init__(self, path_imgrec, path_imgidx):
+        if path_imgidx:
+            self.rec = recordio.MXIndexedRecordIO(path_imgidx, path_imgrec, "r")
+            self.keys = list(self.rec.keys)
+            self.read = self.rec.read_idx
+            return
+        self.rec = recordio.MXRecordIO(path_imgrec, "r")
+        offsets = []
+        while True:
+            pos = self.rec._f.tell()        # the reader's own offset (tell() is for writers)
+            if self.rec.read() is None:
+                break
+            offsets.append(pos)
+        self.keys = offsets
+        self.read = self._read_at
+
+    def _read_at(self, pos):
+        self.rec._f.seek(pos)
+        return self.rec.read()
+
+
+# MXNet ImageRecordIter parameters sparsym implements, with their defaults
+_SUPPORTED = dict(label_width=1, shuffle=False, seed=0, rand_crop=False, rand_mirror=False,
+                  resize=-1, mean_r=0.0, mean_g=0.0, mean_b=0.0, mean_a=0.0, std_r=1.0,
+                  std_g=1.0, std_b=1.0, std_a=1.0, scale=1.0, round_batch=True, num_parts=1,
+                  part_index=0, data_name="data", label_name="softmax_label",
+                  dtype="float32", inter_method=1, path_imgidx=None, path_imglist=None,
+                  preprocess_threads=4, prefetch_buffer=4, verbose=True, shuffle_chunk_size=0,
+                  shuffle_chunk_seed=0, seed_aug=None, ctx="cpu", num_threads=None)
+# augmentations MXNet's C++ pipeline has and sparsym does not: allowed at their defaults
+_UNSUPPORTED = dict(max_rotate_angle=0, max_aspect_ratio=0.0, max_shear_ratio=0.0,
+                    max_crop_size=-1, min_crop_size=-1, max_random_scale=1.0,
+                    min_random_scale=1.0, max_random_area=1.0, min_random_area=1.0,
+                    max_img_size=1e10, min_img_size=0.0, random_h=0, random_s=0, random_l=0,
+                    rotate=-1, fill_value=255, pad=0, brightness=0.0, contrast=0.0,
+                    saturation=0.0, pca_noise=0.0, random_resized_crop=False,
+                    mean_img="", max_random_contrast=0.0, max_random_illumination=0.0)
+
+
+class ImageRecordIter(DataIter):
+    """MXNet's ImageRecordIter: images of a RecordIO file as (batch, C, H, W) batches.
+
+    Each image is decoded, its shorter side resized to ``resize`` (when > 0), cropped to
+    ``data_shape``'s (H, W) (randomly with ``rand_crop``, else at the centre), mirrored at
+    random with ``rand_mirror``, then normalised per channel as ``(x - mean) / std * scale``.
+    The last batch wraps around to the first samples when ``round_batch`` (``pad`` counts
+    them); otherwise it is zero-filled (MXNet leaves those rows uninitialised and reports
+    ``pad=0``; here ``pad`` says how many).
+
+    Parameters
+    ----------
+    path_imgrec : str
+    data_shape : tuple of int
+        (C, H, W); C is 3 (colour) or 1 (grayscale).
+    batch_size : int
+    label_width : int, default 1
+    shuffle : bool, default False
+    seed : int, default 0
+        Seeds the shuffling and the random augmentations.
+    rand_crop, rand_mirror : bool, default False
+    resize : int, default -1
+    mean_r, mean_g, mean_b, std_r, std_g, std_b, scale : float
+    round_batch : bool, default True
+    num_parts, part_index : int, default 1, 0
+    path_imgidx : str, optional
+        The index (random access without a first pass over the file).
+    data_name, label_name : str
+
+    Other MXNet augmentation parameters (rotation, aspect ratio, colour jitter...) are
+    accepted at their defaults and raise ParamError otherwise.
+    """
+
+    _out_dtype = np.float32
+    _normalise = True
+
+    def __init__(self, path_imgrec, data_shape, batch_size, **kwargs):
+        super().__init__(batch_size)
+        params = dict(_SUPPORTED)
+        for k, v in kwargs.items():
+            if k in _UNSUPPORTED:
+                if v != _UNSUPPORTED[k]:
+                    raise ParamError(f"ImageRecordIter: {k}={v!r} is not supported (sparsym's "
+                                     "pipeline resizes, crops, mirrors and normalises only)")
+            elif k in params:
+                params[k] = v
+            else:
+                raise ParamError(f"ImageRecordIter: unknown parameter {k!r}")
+        data_shape = tuple(int(d) for d in data_shape)
+        if len(data_shape) != 3 or data_shape[0] not in (1, 3):
+            raise ParamError(f"ImageRecordIter: data_shape must be (1 or 3, H, W), got "
+                             f"{data_shape}")
+        if params["path_imglist"]:
+            raise ParamError("ImageRecordIter: path_imglist is not supported; labels come "
+                             "from the records (use mx.image.ImageIter for image lists)")
+        self.p = params
+        self.data_shape = data_shape
+        self._src = _RecordSource(path_imgrec, params["path_imgidx"])
+        keys = self._src.keys
+        parts, part = int(params["num_parts"]), int(params["part_index"])
+        if not 0 <= part < parts:
+            raise ParamError(f"part_index must be in [0, {parts}), got {part}")
+        per = -(-len(keys) // parts)            # ceil: the first parts take one more
+        self._keys = keys[part * per:(part + 1) * per]
+        if not self._keys:
+            raise ParamError(f"ImageRecordIter: {path_imgrec} has no records for part {part}")
+        self._rng = np.random.RandomState(params["seed"])
+        lw = int(params["label_width"])
+        self.provide_data = [DataDesc(params["data_name"], (batch_size,) + data_shape,
+                                      self._out_dtype)]
+        self.provide_label = [DataDesc(params["label_name"],
+                                       (batch_size, lw) if lw > 1 else (batch_size,))]
+        chan = data_shape[0]
+        self._mean = np.array([params["mean_r"], params["mean_g"], params["mean_b"]][:chan]
+                              if chan == 3 else [params["mean_r"]], np.float32)[:, None, None]
+        self._std = np.array([params["std_r"], params["std_g"], params["std_b"]][:chan]
+                             if chan == 3 else [params["std_r"]], np.float32)[:, None, None]
+        self.reset()
+
+    def reset(self):
+        self._order = list(range(len(self._keys)))
+        if self.p["shuffle"]:
+            self._rng.shuffle(self._order)
+        self._cur = 0
+
+    def _sample(self, i):
+        header, buf = recordio.unpack(self._src.read(self._keys[self._order[i]]))
+        img = _img.imdecode(buf, flag=1 if self.data_shape[0] == 3 else 0).asnumpy()
+        c, h, w = self.data_shape
+        if self.p["resize"] > 0:
+            img = _img.resize_short(nd.array(img, dtype=np.uint8), self.p["resize"],
+                                    interp=self.p["inter_method"]).asnumpy()
+        ih, iw = img.shape[:2]
+        if ih < h or iw < w:
+            raise ParamError(f"ImageRecordIter: image {ih}x{iw} is smaller than data_shape "
+                             f"{h}x{w}; set resize")
+        if self.p["rand_crop"]:
+            y0, x0 = self._rng.randint(0, ih - h + 1), self._rng.randint(0, iw - w + 1)
+        else:
+            y0, x0 = (ih - h) // 2, (iw - w) // 2
+        img = img[y0:y0 + h, x0:x0 + w]
+        if self.p["rand_mirror"] and self._rng.randint(2):
+            img = img[:, ::-1]
+        x = img.transpose(2, 0, 1).astype(np.float32)
+        if self._normalise:
+            x = (x - self._mean) / self._std * np.float32(self.p["scale"])
+        return x, header.label
+
+    def next(self):
+        n = len(self._order)
+        if self._cur >= n:
+            raise StopIteration
+        bs, lw = self.batch_size, int(self.p["label_width"])
+        data = np.zeros((bs,) + self.data_shape, self._out_dtype)
+        label = np.zeros((bs, lw), np.float32)
+        take = min(bs, n - self._cur)
+        rows = list(range(self._cur, self._cur + take))
+        pad = bs - take
+        if pad and self.p["round_batch"]:
+            rows += [i % n for i in range(pad)]     # wrap around to the first samples
+        for r, i in enumerate(rows):
+            x, lab = self._sample(i)
+            data[r] = x
+            label[r] = np.asarray(lab, np.float32).reshape(-1)[:lw]
+        self._cur += bs
+        return DataBatch([nd.array(data, dtype=self._out_dtype)],
+                         [nd.array(label if lw > 1 else label[:, 0])], pad=pad)
+
+
+class ImageRecordUInt8Iter(ImageRecordIter):
+    """ImageRecordIter without normalisation: raw uint8 pixels."""
+
+    _out_dtype = np.uint8
+    _normalise = False
+
+
+class ImageRecordInt8Iter(ImageRecordIter):
+    """ImageRecordIter without normalisation, as int8 (MXNet's quantized input)."""
+
+    _out_dtype = np.int8
+    _normalise = False
+
+
+ImageRecordIter_v1 = ImageRecordIter
+ImageRecordUInt8Iter_v1 = ImageRecordUInt8Iter
+
+
+def ImageDetRecordIter(*args, **kwargs):  # noqa: N802 (MXNet's name)
+    """MXNet's detection record iterator: not supported here (NotImplementedError)."""
+    raise NotImplementedError(
+        "mx.io.ImageDetRecordIter is not supported: sparsym has no detection augmenters. "
+        "Read the .rec file with mx.recordio.MXIndexedRecordIO (unpack_img decodes with "
+        "Pillow) and feed arrays through mx.io.NDArrayIter.")

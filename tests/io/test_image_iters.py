@@ -1,0 +1,108 @@
+"""mx.io.ImageRecordIter and mx.image.ImageIter over RecordIO files and image lists
+(batches, labels, padding, normalisation and parts probed on MXNet 1.9.1 with the same
+files)."""
+import io
+
+import numpy as np
+import pytest
+
+import sparsym as mx
+
+PIL = pytest.importorskip("PIL.Image")
+
+
+@pytest.fixture
+def rec(tmp_path):
+    rng = np.random.RandomState(0)
+    imgs = rng.randint(0, 255, size=(5, 6, 8, 3)).astype(np.uint8)
+    w = mx.recordio.MXIndexedRecordIO(str(tmp_path / "t.idx"), str(tmp_path / "t.rec"), "w")
+    for i, a in enumerate(imgs):
+        buf = io.BytesIO()
+        PIL.fromarray(a).save(buf, format="PNG")
+        w.write_idx(i, mx.recordio.pack(mx.recordio.IRHeader(0, float(i), i, 0), buf.getvalue()))
+    w.close()
+    return str(tmp_path / "t.rec"), str(tmp_path / "t.idx"), imgs
+
+
+def _labels(it):
+    return [(b.label[0].asnumpy().tolist(), b.pad) for b in it]
+
+
+def test_image_record_iter_batches_wrap_around_like_mxnet(rec):
+    path, _, imgs = rec
+    it = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2)
+    assert it.provide_data[0].shape == (2, 3, 6, 8)
+    assert _labels(it) == [([0, 1], 0), ([2, 3], 0), ([4, 0], 1)]
+    it.reset()
+    np.testing.assert_array_equal(it.next().data[0].asnumpy()[1], imgs[1].transpose(2, 0, 1))
+    no_round = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=3,
+                                     round_batch=False)
+    assert _labels(no_round) == [([0, 1, 2], 0), ([3, 4, 0], 1)]   # zero-filled, pad said
+
+
+def test_normalisation_crop_resize_and_parts(rec):
+    path, idx, imgs = rec
+    it = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2,
+                               mean_r=10, mean_g=20, mean_b=30, std_r=2, std_g=4, std_b=8,
+                               scale=0.5)
+    x = imgs[0].transpose(2, 0, 1).astype("f4")
+    mean, std = np.array([10, 20, 30.]).reshape(3, 1, 1), np.array([2, 4, 8.]).reshape(3, 1, 1)
+    np.testing.assert_allclose(it.next().data[0].asnumpy()[0], (x - mean) / std * 0.5,
+                               rtol=1e-6)
+    crop = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 4, 4), batch_size=5)
+    np.testing.assert_array_equal(crop.next().data[0].asnumpy()[0],
+                                  imgs[0][1:5, 2:6].transpose(2, 0, 1))
+    small = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 3, 4), batch_size=5,
+                                  resize=4)
+    # MXNet 1.9.1's values for record 1, channel 0, after resizing the short side to 4
+    assert small.next().data[0].asnumpy()[1, 0].ravel()[:8].tolist() == \
+        [184, 21, 35, 95, 108, 45, 95, 78]
+    for index in (path, idx):           # with and without the index file
+        kw = {} if index == path else {"path_imgidx": idx}
+        part = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2,
+                                     num_parts=2, part_index=1, **kw)
+        assert [b.label[0].asnumpy().tolist() for b in part] == [[3, 4]]
+
+
+def test_shuffle_mirror_and_refusals(rec):
+    path, _, imgs = rec
+    it = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=5,
+                               shuffle=True, rand_mirror=True, seed=3)
+    b = it.next()
+    labels = b.label[0].asnumpy().astype(int)
+    assert sorted(labels.tolist()) == [0, 1, 2, 3, 4]
+    for row, lab in zip(b.data[0].asnumpy(), labels):
+        img = imgs[lab].transpose(2, 0, 1)
+        assert np.array_equal(row, img) or np.array_equal(row, img[:, :, ::-1])
+    with pytest.raises(mx.base.ParamError, match="max_rotate_angle=10 is not supported"):
+        mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2,
+                              max_rotate_angle=10)
+    with pytest.raises(mx.base.ParamError, match="unknown parameter 'bogus'"):
+        mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2, bogus=1)
+    with pytest.raises(mx.base.ParamError, match="smaller than data_shape"):
+        mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 9, 9), batch_size=2).next()
+    with pytest.raises(NotImplementedError, match="ImageDetRecordIter"):
+        mx.io.ImageDetRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2)
+
+
+def test_image_iter_last_batch_modes_and_lists(rec, tmp_path):
+    path, idx, imgs = rec
+    kw = dict(batch_size=2, data_shape=(3, 4, 4), path_imgrec=path, path_imgidx=idx)
+    it = mx.image.ImageIter(**kw)
+    assert _labels(it) == [([0, 1], 0), ([2, 3], 0), ([4, 0], 1)]
+    it.reset()
+    np.testing.assert_array_equal(it.next().data[0].asnumpy()[0],
+                                  imgs[0][1:5, 2:6].transpose(2, 0, 1))
+    roll = mx.image.ImageIter(last_batch_handle="roll_over", **kw)
+    assert _labels(roll) == [([0, 1], 0), ([2, 3], 0)]
+    roll.reset()
+    assert _labels(roll) == [([4, 0], 1), ([1, 2], 0), ([3, 4], 0)]
+    assert _labels(mx.image.ImageIter(last_batch_handle="discard", **kw)) == \
+        [([0, 1], 0), ([2, 3], 0)]
+    for i in range(2):
+        PIL.fromarray(imgs[i]).save(tmp_path / f"{i}.png")
+    lst = mx.image.ImageIter(batch_size=2, data_shape=(3, 4, 4), path_root=str(tmp_path),
+                             imglist=[[1.0, "0.png"], [2.0, "1.png"]])
+    assert _labels(lst) == [([1, 2], 0)]
+    with pytest.raises(mx.base.ParamError, match="need its index"):
+        mx.image.ImageIter(batch_size=2, data_shape=(3, 4, 4), path_imgrec=path, shuffle=True)
