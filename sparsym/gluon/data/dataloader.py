@@ -12,7 +12,7 @@ from ...context import Context
 from ...ndarray.ndarray import NDArray
 from . import sampler as _sampler
 
-__all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
+__all__ = ["DataLoader", "DataLoaderV1", "default_batchify_fn", "default_mp_batchify_fn"]
 
 
 def default_batchify_fn(data):
@@ -280,3 +280,23 @@ class DataLoader:
 
 
 
+
+
+class DataLoaderV1(DataLoader):
+    """MXNet 1.x's earlier DataLoader (no ``prefetch``, ``thread_pool``, ``timeout`` or
+    ``auto_reload``): the same loader with those at their defaults.
+
+    Parameters
+    ----------
+    dataset, batch_size, shuffle, sampler, last_batch, batch_sampler, batchify_fn,
+    num_workers, pin_memory, pin_device_id
+        As :class:`DataLoader`'s.
+    """
+
+    def __init__(self, dataset, batch_size=None, shuffle=False, sampler=None, last_batch=None,
+                 batch_sampler=None, batchify_fn=None, num_workers=0, pin_memory=False,
+                 pin_device_id=0):
+        super().__init__(dataset, batch_size=batch_size, shuffle=shuffle, sampler=sampler,
+                         last_batch=last_batch, batch_sampler=batch_sampler,
+                         batchify_fn=batchify_fn, num_workers=num_workers,
+                         pin_memory=pin_memory, pin_device_id=pin_device_id)
