@@ -78,9 +78,3 @@ def test_tensorboard_callback_writes_prefixed_scalars(monkeypatch, tmp_path):
     with pytest.raises(ImportError, match="pip install mxboard"):
         tensorboard.LogMetricsCallback(str(tmp_path))
 
-
-def test_dataloader_v1_batches_like_dataloader():
-    from sparsym.gluon.data.dataloader import DataLoaderV1
-    ds = mx.gluon.data.ArrayDataset(np.arange(10).reshape(5, 2).astype("float32"))
-    got = [b.asnumpy().tolist() for b in DataLoaderV1(ds, batch_size=2, last_batch="discard")]
-    assert got == [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]

@@ -79,3 +79,10 @@ def test_check_sha1(tmp_path):
     f.write_bytes(b"abc")
     assert gluon.utils.check_sha1(str(f), "a9993e364706816aba3e25717850c26c9cd0d89d")
     assert not gluon.utils.check_sha1(str(f), "0" * 40)
+
+
+def test_dataloader_v1_batches_like_dataloader():
+    from sparsym.gluon.data.dataloader import DataLoaderV1
+    ds = mx.gluon.data.ArrayDataset(np.arange(10).reshape(5, 2).astype("float32"))
+    got = [b.asnumpy().tolist() for b in DataLoaderV1(ds, batch_size=2, last_batch="discard")]
+    assert got == [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
