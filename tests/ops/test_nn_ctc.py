@@ -56,5 +56,30 @@ def test_impossible_and_invalid_labels():
     assert np.isinf(loss.asscalar())
     with pytest.raises(mx.base.ShapeError, match="cannot exceed"):
         mx.nd.ctc_loss(mx.nd.zeros((2, 1, 4)), mx.nd.array([[1, 2, 3]]))
-    with pytest.raises(mx.base.ShapeError, match=r"classes in \[1, 3\]"):
+    with pytest.raises(mx.base.ShapeError, match=r"classes in \[0, 3\]"):
         mx.nd.ctc_loss(mx.nd.zeros((3, 1, 4)), mx.nd.array([[1, 4]]))
+
+
+def test_a_label_equal_to_the_blank_is_a_lattice_position():
+    """MXNet 1.9.1 (warp-ctc) takes a label value equal to the blank's index without
+    complaint; its values for these inputs (probed on MXNet)."""
+    p = mx.nd.array(np.random.RandomState(0).uniform(size=(20, 2, 4)))
+    last = mx.nd.CTCLoss(p, mx.nd.array([[3, 3, 2, 2], [3, 2, 3, 2]]), mx.nd.array([2, 3]),
+                         use_label_lengths=True, blank_label="last")
+    np.testing.assert_allclose(last.asnumpy(), [19.818033, 16.761946], rtol=1e-5)
+    first = mx.nd.CTCLoss(p, mx.nd.array([[1, 3, 0, 0], [2, 0, 2, 0]]), blank_label="first")
+    np.testing.assert_allclose(first.asnumpy(), [19.442595, 21.819008], rtol=1e-5)
+
+
+def test_gluon_ctc_loss_passes_its_optional_lengths_by_position():
+    """gluon.loss.CTCLoss calls the op as MXNet's does, with None for absent lengths: both
+    front ends take a None in an input's place as an input not given."""
+    loss = mx.gluon.loss.CTCLoss()
+    got = loss(mx.nd.ones((2, 20, 4)), mx.nd.array([[2, 1, 2, 2], [3, 2, 2, 2]]), None,
+               mx.nd.array([2, 3]))
+    np.testing.assert_allclose(got.asnumpy(), [18.82820702, 16.50581741], rtol=1e-5)
+    out = loss(mx.sym.var("pred"), mx.sym.var("label"))
+    assert out.list_arguments() == ["pred", "label"]
+    got = out.eval(pred=mx.nd.ones((2, 20, 4)), label=mx.nd.array([[1, 0, -1, -1],
+                                                                    [2, 1, 1, -1]]))[0]
+    np.testing.assert_allclose(got.asnumpy(), [18.82820702, 16.50581741], rtol=1e-5)

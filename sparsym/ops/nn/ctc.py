@@ -81,11 +81,12 @@ def _fwd(a, xs):
     llen = (np.asarray(xs[k]).astype(np.int64) if a.use_label_lengths
             else _label_lengths(a, lab))
     blank = 0 if a.blank_label == "first" else K - 1
-    lo, hi = (1, K - 1) if a.blank_label == "first" else (0, K - 2)
+    # MXNet takes a label equal to the blank's index too (as warp-ctc does: it is one more
+    # label position of the lattice); only values outside the alphabet are refused
     for n in range(N):
         used = lab[n, :llen[n]]
-        if llen[n] > lab.shape[1] or ((used < lo) | (used > hi)).any():
-            raise ShapeError(f"CTCLoss: labels of sequence {n} must be classes in [{lo}, {hi}]"
+        if llen[n] > lab.shape[1] or ((used < 0) | (used > K - 1)).any():
+            raise ShapeError(f"CTCLoss: labels of sequence {n} must be classes in [0, {K - 1}]"
                              f" (blank_label={a.blank_label!r}), got {used.tolist()}")
     loss, grad = ctc_loss(data, lab, dlen, llen, blank)
     return loss.astype(data.dtype), grad.astype(data.dtype)
