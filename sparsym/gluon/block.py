@@ -680,7 +680,18 @@ class HybridBlock(Block):
 
     def forward(self, x, *args):
         """Run :meth:`hybrid_forward` on NDArrays (compiled when hybridized) or Symbols."""
-        has_symbol, has_ndarray, ctx, ctxs = _gather_type_ctx([x] + list(args))
+        for a in args:  # the common call, NDArrays only, skips the nested walk
+            if not isinstance(a, NDArray):
+                has_symbol, has_ndarray, ctx, ctxs = _gather_type_ctx([x] + list(args))
+                break
+        else:
+            if isinstance(x, NDArray):
+                has_symbol, has_ndarray, ctx = False, True, x._ctx
+                ctxs = {a._ctx for a in args if a._ctx.device_type != "cpu_pinned"}
+                if ctx.device_type != "cpu_pinned":
+                    ctxs.add(ctx)
+            else:
+                has_symbol, has_ndarray, ctx, ctxs = _gather_type_ctx([x] + list(args))
         if has_symbol and has_ndarray:
             raise ValueError("In HybridBlock, we do not support mixed NDArrays and Symbols "
                              "types for the input. Please check the type of the args.")

@@ -239,9 +239,13 @@ def _pick_pos(attrs, x, idx):
     else:
         ax = norm_axis(attrs.axis, x.ndim, "pick")
     n = x.shape[ax]
-    ids = np.asarray(idx).astype(np.int64)
-    ids = np.clip(ids, 0, n - 1) if attrs.mode == "clip" else np.mod(ids, n)
-    ids = np.expand_dims(ids.reshape(x.shape[:ax] + x.shape[ax + 1:]), ax)
+    ids = np.asarray(idx).astype(np.int64)  # a copy: clipped in place below
+    if attrs.mode == "clip":  # two ufuncs: np.clip's wrapper costs more than the work here
+        np.minimum(ids, n - 1, out=ids)
+        np.maximum(ids, 0, out=ids)
+    else:
+        np.mod(ids, n, out=ids)
+    ids = ids.reshape(x.shape[:ax] + (1,) + x.shape[ax + 1:])
     return x, ax, ids
 
 

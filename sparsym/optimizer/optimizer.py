@@ -457,19 +457,35 @@ class Updater:
         self.optimizer = optimizer
         self.states: dict = {}
         self.states_synced: dict = {}
-        self.aggregate_updates = False
+        # MXNet: optimizers with aggregate_num > 0 (SGD, LARS, LAMB) get their tensors in
+        # groups of that many, by dtype (one multi-tensor update call per group)
+        self.aggregate_updates = getattr(optimizer, "aggregate_num", 0) > 0
 
     def __call__(self, index, grad, weight):
         if not isinstance(index, (list, tuple)):
             index, grad, weight = [index], [grad], [weight]
+        opt = self.optimizer
         if weight:
             # update counts are kept per device, as MXNet's Updater does
-            self.optimizer._set_current_context(getattr(weight[0].context, "device_id", 0))
-        for i, g, w in zip(index, grad, weight):
-            if i not in self.states:
-                self.states[i] = self.optimizer.create_state_multi_precision(i, w)
+            opt._set_current_context(getattr(weight[0].context, "device_id", 0))
+        states = self.states
+        for i, w in zip(index, weight):
+            if i not in states:
+                states[i] = opt.create_state_multi_precision(i, w)
                 self.states_synced[i] = True
-            self.optimizer.update_multi_precision(i, w, g, self.states[i])
+        if not (self.aggregate_updates and len(index) > 1):
+            for i, g, w in zip(index, grad, weight):
+                opt.update_multi_precision(i, w, g, states[i])
+            return
+        by_type = {}
+        for i, g, w in zip(index, grad, weight):
+            by_type.setdefault(w.dtype, []).append((i, w, g))
+        size = max(1, opt.aggregate_num)
+        for group in by_type.values():
+            for k in range(0, len(group), size):
+                idx, ws, gs = zip(*group[k:k + size])
+                opt.update_multi_precision(list(idx), list(ws), list(gs),
+                                           [states[i] for i in idx])
 
     def set_states(self, states):
         """Restore states from :meth:`get_states` bytes (a JSON + npz container, no pickle)."""
@@ -479,6 +495,7 @@ class Updater:
         self.states_synced = dict.fromkeys(self.states, False)
         if opt is not None:
             restore_optimizer(self.optimizer, opt)
+            self.aggregate_updates = getattr(self.optimizer, "aggregate_num", 0) > 0
 
     def get_states(self, dump_optimizer=False):
         """Serialize states (and optionally optimizer scalars) without pickle."""

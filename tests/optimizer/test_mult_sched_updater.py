@@ -133,3 +133,35 @@ def test_updater_counts_per_device():
     upd(0, mx.nd.ones((2,), ctx=mx.cpu(1)), a1)
     assert opt._all_index_update_counts[0][0] == 1
     assert opt._all_index_update_counts[1][0] == 1
+
+
+def test_updater_groups_tensors_as_mxnet_does(monkeypatch):
+    """MXNet's Updater hands an optimizer with aggregate_num > 0 (SGD: 4) its tensors in
+    groups of that many per dtype, one multi-tensor call each; others one by one. The
+    results equal one call per tensor."""
+    rng = np.random.RandomState(0)
+    dtypes = [np.float32] * 5 + [np.float64] * 2
+    ws = [rng.rand(3, 2).astype(dt) for dt in dtypes]
+    gs = [rng.rand(3, 2).astype(dt) for dt in dtypes]
+
+    def run(aggregate):
+        opt = mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, wd=0.01)
+        upd = mx.optimizer.get_updater(opt)
+        assert upd.aggregate_updates
+        upd.aggregate_updates = aggregate
+        calls = []
+        real = opt.update_multi_precision
+        monkeypatch.setattr(opt, "update_multi_precision",
+                            lambda i, *a: calls.append(i) or real(i, *a))
+        weights = [mx.nd.array(w, dtype=w.dtype) for w in ws]
+        for _ in range(2):
+            upd(list(range(len(ws))), [mx.nd.array(g, dtype=g.dtype) for g in gs], weights)
+        return calls, [w.asnumpy() for w in weights]
+
+    calls, grouped = run(True)
+    assert calls[:3] == [[0, 1, 2, 3], [4], [5, 6]]
+    calls, single = run(False)
+    assert calls[:7] == list(range(7))
+    for a, b in zip(grouped, single):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert not mx.optimizer.get_updater(mx.optimizer.Adam()).aggregate_updates
