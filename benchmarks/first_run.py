@@ -49,23 +49,23 @@ def _profiler():
             stack = getattr(tls, "stack", None)
             if stack is None:
                 stack = tls.stack = []
-            stack.append(time.perf_counter())
+            stack.append((time.perf_counter(), time.thread_time()))
 
         def on_end(self, ev):
-            t0 = tls.stack.pop()
+            t0, c0 = tls.stack.pop()
             disp = ev.data.get("dispatcher")
             name = getattr(getattr(disp, "py_func", None), "__qualname__", "?")
             mod = getattr(getattr(disp, "py_func", None), "__module__", "?")
             s = stats.setdefault(f"{mod}.{name}", [0.0, 0, 0.0])
             s[1] += 1
             dt = time.perf_counter() - t0
+            dc = time.thread_time() - c0
             if os.environ.get("FR_TIMELINE"):
                 sys.stderr.write(f"TL {threading.get_ident() % 1000} {name} "
                                  f"{t0 - T_START:.2f} {dt:.2f} {len(tls.stack)}\n")
-            if not tls.stack:  # outermost: wall time that the user waits
+            if not tls.stack:  # outermost: wall time that the user waits, and CPU time
                 s[0] += dt
-            else:
-                s[2] += dt
+                s[2] += dc
 
     event.register("numba:compile", Prof())
     return stats
@@ -107,8 +107,8 @@ def child(args):
         out["compile_s"] = round(_compile_notice.compile_seconds(), 3)
     if stats is not None:
         out["compiled"] = sum(s[1] for s in stats.values())
-        out["kernels"] = sorted(([k, round(v[0], 3), v[1]] for k, v in stats.items()),
-                                key=lambda r: -r[1])
+        out["kernels"] = sorted(([k, round(v[0], 3), v[1], round(v[2], 3)]
+                                 for k, v in stats.items()), key=lambda r: -r[1])
     print(json.dumps(out), flush=True)
 
 
@@ -176,7 +176,8 @@ def main(argv=None):
                                   "batch": args.batch, **r}), flush=True)
                 for k in (kernels or [])[:args.top]:
                     print(json.dumps({"bench": "first_run_kernel", "kernel": k[0],
-                                      "compile_s": k[1], "signatures": k[2]}), flush=True)
+                                      "compile_s": k[1], "compile_cpu_s": k[3],
+                                      "signatures": k[2]}), flush=True)
             summ = {"bench": "first_run_summary", "round": rnd, "rows": args.rows,
                     "load": round(os.getloadavg()[0], 2)}
             for name in ("cold", "warm", "mxnet"):
