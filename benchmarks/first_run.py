@@ -183,9 +183,15 @@ def main(argv=None):
             for name in ("cold", "warm", "mxnet"):
                 if "seconds" in res.get(name, {}):
                     summ[f"{name}_s"] = res[name]["seconds"]
+            for name in ("cold", "warm", "mxnet"):
+                if "cpu_s" in res.get(name, {}):
+                    summ[f"{name}_cpu_s"] = res[name]["cpu_s"]
             if "cold_s" in summ and "mxnet_s" in summ:
                 summ["cold_over_mxnet"] = round(summ["cold_s"] / summ["mxnet_s"], 2)
                 summ["mxnet_over_warm"] = round(summ["mxnet_s"] / summ["warm_s"], 2)
+                # CPU seconds (all threads) move less with the machine's load than wall time
+                summ["cpu_cold_over_mxnet"] = round(summ["cold_cpu_s"] / summ["mxnet_cpu_s"], 2)
+                summ["cpu_mxnet_over_warm"] = round(summ["mxnet_cpu_s"] / summ["warm_cpu_s"], 2)
             print(json.dumps(summ), flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

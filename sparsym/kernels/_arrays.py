@@ -95,24 +95,26 @@ def find_sorted(keys, x):
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: multiply, keep the top bits
 
 
-@njit(cache=True)
 def hash_table(keys):
     """Open-addressing table of distinct non-negative int64 ``keys`` -> their positions:
     slot rows are (key, position), -1 when empty; a power of two of 2-4 slots per key, so a
     probe sequence is short, and key and position share a cache line."""
-    bits = 4
-    while (1 << bits) < 2 * keys.shape[0]:
-        bits += 1
-    tab = np.full((1 << bits, 2), -1, dtype=np.int64)
-    mask = np.uint64((1 << bits) - 1)
-    shift = np.uint64(64 - bits)
+    bits = max(4, (2 * keys.shape[0] - 1).bit_length())
+    tab = np.full((1 << bits, 2), -1, dtype=np.int64)  # allocated here: a np.full inside
+    _hash_fill(keys, tab, np.uint64(64 - bits))        # the kernel doubled its compile time
+    return tab
+
+
+@njit(cache=True)
+def _hash_fill(keys, tab, shift):
+    """Insert ``keys`` (with their positions) into the empty table ``tab``."""
+    mask = np.uint64(tab.shape[0] - 1)
     for i in range(keys.shape[0]):
         h = (np.uint64(keys[i]) * _GOLDEN) >> shift
         while tab[h, 0] != -1:  # linear probing
             h = (h + np.uint64(1)) & mask
         tab[h, 0] = keys[i]
         tab[h, 1] = i
-    return tab
 
 
 @njit(cache=True, inline="always")
