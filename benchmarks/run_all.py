@@ -200,6 +200,7 @@ def machine(mx_python):
     for mod in ("numpy", "scipy", "numba"):
         info[mod] = _version(sys.executable, mod)
     try:
+        import numpy  # noqa: F401  (loads the BLAS that threadpoolctl then describes)
         from threadpoolctl import threadpool_info
         blas = [f"{i['internal_api']} {i.get('version') or ''} ({i['num_threads']} threads)"
                 for i in threadpool_info() if i["user_api"] == "blas"]

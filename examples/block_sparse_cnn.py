@@ -1,7 +1,7 @@
 """Block-sparse CNN: scikit-learn's digits on a mostly empty canvas, trained with Module.
 
     python examples/block_sparse_cnn.py            # tiny run (CI smoke test), a few seconds
-    python examples/block_sparse_cnn.py --full     # the comparison in docs/benchmarks.md
+    python examples/block_sparse_cnn.py --full     # block-sparse vs dense, at full size
 
 Every 8x8 digit of ``sklearn.datasets.load_digits`` (1797 images, 10 classes) is upscaled
 to 16x16 and pasted at a random position of a larger empty canvas (80x80 with --full: the

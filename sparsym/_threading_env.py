@@ -13,7 +13,7 @@ used: on 2 cores it is the only layer with which a 0.1 ms parallel region pays.
 - TBB's workers spin briefly and yield: small parallel products gain and a loaded machine
   does not stall. TBB is also fork-safe, where GNU OpenMP is not.
 
-(The measurements behind these choices are in docs/benchmarks.md, "Threading layers".)
+(The measurements behind these choices are in docs/threading.md.)
 
 Where TBB is missing (other platforms, or a user's ``NUMBA_THREADING_LAYER``), OpenMP waits
 passively unless the user has chosen a policy; libgomp reads the variable when it loads,

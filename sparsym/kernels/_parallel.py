@@ -3,8 +3,8 @@
 Used by the dense convolution kernels (kernels/conv.py) and the block-sparse paths
 (kernels/sbnet).  Both alternate short numba loops (im2col, scatter) with small GEMMs.  With
 OpenBLAS's own threads, every GEMM wakes (or spins) a worker and the loops in between run
-on one core, several times slower on a shared 2-core machine (docs/benchmarks.md,
-"Threading layers").  So the fused ops pin BLAS to one thread and run independent chunks of
+on one core, several times slower on a shared 2-core machine (docs/threading.md).
+So the fused ops pin BLAS to one thread and run independent chunks of
 tiles on a small thread pool instead (numba kernels are ``nogil``, NumPy releases the GIL in
 matmul and ufuncs).
 

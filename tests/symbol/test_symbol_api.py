@@ -1,6 +1,6 @@
 """Symbol API: listing, attributes, naming, graph access, composition, copies, operators.
 
-Expected values were probed on MXNet 1.9.1 (see the issue-4 notes in docs/benchmarks.md).
+Expected values were probed on MXNet 1.9.1.
 """
 import copy
 import json
