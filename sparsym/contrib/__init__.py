@@ -10,7 +10,8 @@ import importlib as _importlib
 
 from . import sbnet  # noqa: F401
 
-_ALIASES = {"autograd": "sparsym.contrib.autograd", "io": "sparsym.contrib.io",
+_ALIASES = {"amp": "sparsym.contrib.amp", "autograd": "sparsym.contrib.autograd",
+            "io": "sparsym.contrib.io",
             "tensorboard": "sparsym.contrib.tensorboard", "text": "sparsym.contrib.text",
             "ndarray": "sparsym.ndarray.contrib", "nd": "sparsym.ndarray.contrib",
             "symbol": "sparsym.symbol.contrib", "sym": "sparsym.symbol.contrib"}
