@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 # OpenCV's fixed-point resize coefficients: 11 fractional bits
 _COEF_BITS = 11
@@ -166,15 +167,54 @@ def _taps_area_down(n_in, n_out):
     return idx, w
 
 
-def _apply(img, idx, w, axis, acc):
-    """Weighted sum of taps along ``axis`` of a (..., H, W, C) array, in ``acc`` dtype."""
-    out = None
-    for k in range(idx.shape[1]):
-        shape = [1] * img.ndim
-        shape[axis] = idx.shape[0]
-        term = np.take(img, idx[:, k], axis=axis).astype(acc) * w[:, k].astype(acc).reshape(shape)
-        out = term if out is None else out + term
+# Separable passes over (B, H, W, C) images: each output value is the sum of its taps in tap
+# order, in the weights' precision (float32 for float32 images, as OpenCV; int64 for the
+# fixed-point uint8 paths; float64 otherwise).
+@njit(cache=True, nogil=True)
+def _hpass(src, idx, w, out):
+    """out[b, y, x, c] = sum_k src[b, y, idx[x, k], c] * w[x, k]."""
+    nb, nh, _, nc = src.shape
+    nw, nk = idx.shape
+    for b in range(nb):
+        for y in range(nh):
+            for x in range(nw):
+                for c in range(nc):
+                    acc = src[b, y, idx[x, 0], c] * w[x, 0]
+                    for k in range(1, nk):
+                        acc += src[b, y, idx[x, k], c] * w[x, k]
+                    out[b, y, x, c] = acc
     return out
+
+
+@njit(cache=True, nogil=True)
+def _vpass_bilinear_u8(src, idx, w, out):
+    """OpenCV's uint8 bilinear vertical pass on 11-bit fixed-point rows (see _bilinear_u8)."""
+    nb, _, nw, nc = src.shape
+    nh = idx.shape[0]
+    for b in range(nb):
+        for y in range(nh):
+            b0, b1 = w[y, 0], w[y, 1]
+            for x in range(nw):
+                for c in range(nc):
+                    v = (((src[b, idx[y, 0], x, c] >> 4) * b0) >> 16) \
+                        + (((src[b, idx[y, 1], x, c] >> 4) * b1) >> 16)
+                    v = (v + 2) >> 2
+                    out[b, y, x, c] = min(max(v, 0), 255)
+    return out
+
+
+def _as4(img):
+    return img.reshape((-1,) + img.shape[-3:])
+
+
+def _separable(img, ix, wx, iy, wy, acc):
+    """Horizontal then vertical pass (Numba) in ``acc`` precision; (..., H', W', C)."""
+    x = np.ascontiguousarray(_as4(img))
+    h = _hpass(x, ix, wx.astype(acc), np.empty(x.shape[:2] + (ix.shape[0], x.shape[3]), acc))
+    out = np.empty((h.shape[0], iy.shape[0]) + h.shape[2:], acc)
+    # the vertical pass is the horizontal one over (B, W', H, C) views
+    _hpass(h.transpose(0, 2, 1, 3), iy, wy.astype(acc), out.transpose(0, 2, 1, 3))
+    return out.reshape(img.shape[:-3] + out.shape[1:])
 
 
 def _bilinear_u8(img, ix, wx, iy, wy):
@@ -182,12 +222,11 @@ def _bilinear_u8(img, ix, wx, iy, wy):
     ``((b0 * (S0 >> 4)) >> 16) + ((b1 * (S1 >> 4)) >> 16) + 2) >> 2`` (SIMD and scalar)."""
     ax = np.rint(wx * _COEF_SCALE).astype(np.int64)
     ay = np.rint(wy * _COEF_SCALE).astype(np.int64)
-    s = img.astype(np.int64)
-    h = s[..., :, ix[:, 0], :] * ax[:, 0, None] + s[..., :, ix[:, 1], :] * ax[:, 1, None]
-    b0 = ay[:, 0].reshape(-1, 1, 1)
-    b1 = ay[:, 1].reshape(-1, 1, 1)
-    m = ((h[..., iy[:, 0], :, :] >> 4) * b0 >> 16) + ((h[..., iy[:, 1], :, :] >> 4) * b1 >> 16)
-    return np.clip((m + 2) >> 2, 0, 255).astype(np.uint8)
+    x = np.ascontiguousarray(_as4(img))
+    h = _hpass(x, ix, ax, np.empty(x.shape[:2] + (ix.shape[0], x.shape[3]), np.int64))
+    out = _vpass_bilinear_u8(h, iy, ay, np.empty((h.shape[0], iy.shape[0]) + h.shape[2:],
+                                                 np.uint8))
+    return out.reshape(img.shape[:-3] + out.shape[1:])
 
 
 def _area_fast2_u8(img):
@@ -224,9 +263,7 @@ def resize(img, width, height, interp=BILINEAR):
             return _area_fast2_u8(img)
         ix, wx = _taps_area_down(w_in, width)
         iy, wy = _taps_area_down(h_in, height)
-        acc = np.float64
-        out = _apply(_apply(img, ix, wx, img.ndim - 2, acc), iy, wy, img.ndim - 3, acc)
-        return _round_store(out, img.dtype)
+        return _round_store(_separable(img, ix, wx, iy, wy, np.float64), img.dtype)
     if interp in (BILINEAR, AREA):
         ix, wx = _taps_linear(w_in, width, area_up=interp == AREA)
         iy, wy = _taps_linear(h_in, height, area_up=interp == AREA, clamp=False)
@@ -238,17 +275,14 @@ def resize(img, width, height, interp=BILINEAR):
         if img.dtype == np.uint8:
             return _fixed_u8(img, ix, wx, iy, wy)
     acc = np.float32 if img.dtype == np.float32 else np.float64
-    out = _apply(_apply(img, ix, wx, img.ndim - 2, acc), iy, wy, img.ndim - 3, acc)
-    return _round_store(out, img.dtype)
+    return _round_store(_separable(img, ix, wx, iy, wy, acc), img.dtype)
 
 
 def _fixed_u8(img, ix, wx, iy, wy):
     """uint8 resampling over integer (11-bit) weights, rounded as OpenCV's FixedPtCast."""
     ax = np.rint(wx * _COEF_SCALE).astype(np.int64)
     ay = np.rint(wy * _COEF_SCALE).astype(np.int64)
-    s = img.astype(np.int64)
-    h = sum(s[..., :, ix[:, k], :] * ax[:, k, None] for k in range(ix.shape[1]))
-    v = sum(h[..., iy[:, k], :, :] * ay[:, k].reshape(-1, 1, 1) for k in range(iy.shape[1]))
+    v = _separable(img, ix, ax, iy, ay, np.int64)
     return np.clip((v + (1 << 21)) >> 22, 0, 255).astype(np.uint8)
 
 
