@@ -15,7 +15,6 @@ import numpy as np
 
 from .. import ndarray as nd
 from ..base import MXNetError, ParamError, ShapeError
-from ..kernels import image as _kimg
 
 __all__ = ["imread", "imdecode", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
@@ -114,24 +113,15 @@ def scale_down(src_size, size):
     return int(w), int(h)
 
 
-def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=None):  # noqa: A002
+def copyMakeBorder(src, top, bot, left, right, type=0, value=0.0, values=None,  # noqa: A002
+                   out=None):
     """Pad an image (H, W[, C]) with a border as OpenCV's copyMakeBorder.
 
     ``type``: 0 constant (``value``, or per-channel ``values``), 1 replicate, 2 reflect,
     3 wrap, 4 reflect-101.
     """
-    if type not in (0, 1, 2, 3, 4):
-        raise ParamError(f"copyMakeBorder: type must be 0..4 (OpenCV's border types), got "
-                         f"{type}")
-    x = src.asnumpy()
-    if type == 0 and values:
-        out = _kimg.pad(x, top, bot, left, right, 0, 0)
-        mask = np.ones(out.shape[:2], bool)
-        mask[top:top + x.shape[0], left:left + x.shape[1]] = False
-        out[mask] = np.asarray(values, out.dtype)[:out.shape[-1]]
-    else:
-        out = _kimg.pad(x, top, bot, left, right, type, value)
-    return nd.array(out, dtype=out.dtype)
+    return nd._internal._cvcopyMakeBorder(src, top=top, bot=bot, left=left, right=right,
+                                          type=type, value=value, values=values or (), out=out)
 
 
 def _get_interp_method(interp, sizes=()):

@@ -33,7 +33,7 @@ def store(values, dtype):
     return values.astype(dtype)
 
 
-def _round_store(values, dtype):
+def saturate(values, dtype):
     """Cast resampled values to ``dtype`` as OpenCV's saturate_cast (round half to even)."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
@@ -263,7 +263,7 @@ def resize(img, width, height, interp=BILINEAR):
             return _area_fast2_u8(img)
         ix, wx = _taps_area_down(w_in, width)
         iy, wy = _taps_area_down(h_in, height)
-        return _round_store(_separable(img, ix, wx, iy, wy, np.float64), img.dtype)
+        return saturate(_separable(img, ix, wx, iy, wy, np.float64), img.dtype)
     if interp in (BILINEAR, AREA):
         ix, wx = _taps_linear(w_in, width, area_up=interp == AREA)
         iy, wy = _taps_linear(h_in, height, area_up=interp == AREA, clamp=False)
@@ -275,7 +275,7 @@ def resize(img, width, height, interp=BILINEAR):
         if img.dtype == np.uint8:
             return _fixed_u8(img, ix, wx, iy, wy)
     acc = np.float32 if img.dtype == np.float32 else np.float64
-    return _round_store(_separable(img, ix, wx, iy, wy, acc), img.dtype)
+    return saturate(_separable(img, ix, wx, iy, wy, acc), img.dtype)
 
 
 def _fixed_u8(img, ix, wx, iy, wy):
@@ -387,6 +387,7 @@ def pad(x, top, bot, left, right, kind, value):
     3 wrap, 4 reflect-101)."""
     widths = [(top, bot), (left, right)] + [(0, 0)] * (x.ndim - 2)
     if kind == 0:
-        return np.pad(x, widths, mode="constant", constant_values=value)
+        fill = saturate(np.asarray(value, np.float64), x.dtype)
+        return np.pad(x, widths, mode="constant", constant_values=fill)
     mode = {1: "edge", 2: "symmetric", 3: "wrap", 4: "reflect"}[kind]
     return np.pad(x, widths, mode=mode)

@@ -233,14 +233,17 @@ register(OpDef(
     """))
 
 
-def _cv_resize_shape(attrs, ins, outs):
-    if rules.known(ins[0]):
-        s = tuple(ins[0])
-        if len(s) not in (2, 3):
-            raise ShapeError(f"_cvimresize: expected an image (H, W) or (H, W, C), got "
-                             f"shape {list(s)}")
-        rules.set_shape(outs, 0, (attrs.h, attrs.w) + s[2:], "output")
-    return ins, outs
+def _cv_shape(op_name, out_hw):
+    """Shape rule of the OpenCV-style ops on (H, W[, C]) images: ``out_hw(attrs, h, w)``."""
+    def rule(attrs, ins, outs):
+        if rules.known(ins[0]):
+            s = tuple(ins[0])
+            if len(s) not in (2, 3):
+                raise ShapeError(f"{op_name}: expected an image (H, W) or (H, W, C), got "
+                                 f"shape {list(s)}")
+            rules.set_shape(outs, 0, out_hw(attrs, s[0], s[1]) + s[2:], "output")
+        return ins, outs
+    return rule
 
 
 def _cv_resize(a, x):
@@ -257,7 +260,8 @@ def _cv_check(op, a):
 register(OpDef(
     "_cvimresize", inputs=("src",),
     params=Checked(_cv_check, w=Field("int"), h=Field("int"), interp=Field("int", 1)),
-    dispatch=_dense(_cv_resize), infer_shape=_cv_resize_shape,
+    dispatch=_dense(_cv_resize),
+    infer_shape=_cv_shape("_cvimresize", lambda a, h, w: (a.h, a.w)),
     doc="""Resize an image (H, W[, C]) to (h, w) with OpenCV's rules (``mx.image.imresize``).
 
     Parameters
@@ -413,4 +417,51 @@ register(OpDef(
     ----------
     data : NDArray or Symbol
     alpha_std : float, default 0.05
+    """))
+
+
+# ----------------------------------------------------------------------------- borders
+def _border(a, x):
+    out = kimg.pad(x, a.top, a.bot, a.left, a.right, a.type, a.value)
+    values = a["values"]  # not a.values: Attrs is a dict
+    if a.type == 0 and values:
+        inside = np.zeros(out.shape[:2], bool)
+        inside[a.top:a.top + x.shape[0], a.left:a.left + x.shape[1]] = True
+        chans = out.shape[2] if out.ndim == 3 else 1
+        fill = np.broadcast_to(np.asarray(values[:chans], np.float64), (chans,))
+        fill = kimg.saturate(fill, out.dtype)
+        out[~inside] = fill if out.ndim == 3 else fill[0]
+    return out
+
+
+def _border_check(op, a):
+    require(min(a.top, a.bot, a.left, a.right) >= 0, op,
+            f"border sizes must be >= 0, got top={a.top} bot={a.bot} left={a.left} "
+            f"right={a.right}")
+    require(a.type in (0, 1, 2, 3, 4), op,
+            f"type must be an OpenCV border type: 0 constant, 1 replicate, 2 reflect, 3 wrap, "
+            f"4 reflect-101; got {a.type}")
+
+
+register(OpDef(
+    "_cvcopyMakeBorder", inputs=("src",),
+    infer_shape=_cv_shape("_cvcopyMakeBorder",
+                          lambda a, h, w: (h + a.top + a.bot, w + a.left + a.right)),
+    params=Checked(_border_check, top=Field("int"), bot=Field("int"), left=Field("int"),
+                   right=Field("int"), type=Field("int", 0), value=Field("float", 0.0),
+                   values=Field("floats", ())),
+    dispatch=_dense(_border),
+    doc="""Pad an image (H, W[, C]) with a border as OpenCV's copyMakeBorder
+    (``mx.image.copyMakeBorder``).
+
+    Parameters
+    ----------
+    src : NDArray
+    top, bot, left, right : int
+    type : int, default 0
+        0 constant, 1 replicate, 2 reflect, 3 wrap, 4 reflect-101.
+    value : float, default 0
+        The constant of type 0.
+    values : tuple of float, optional
+        Per-channel constants of type 0 (they take precedence over ``value``).
     """))

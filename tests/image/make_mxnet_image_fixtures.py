@@ -1,5 +1,6 @@
 """Record tests/fixtures/mxnet/image_ops.npz: MXNet 1.9.1's outputs of the ``mx.nd.image``
-operators and ``_cvimresize`` on small images, for tests/image/test_image_ops.py::
+operators, ``_cvimresize`` and ``_cvcopyMakeBorder`` on small images, for
+tests/image/test_image_ops.py::
 
     python tests/image/make_mxnet_image_fixtures.py [--mxnet ~/mxref/bin/python]
 
@@ -77,6 +78,14 @@ def cases():
         out.append((f"crop/{dt}", "_image_crop", {"x": 2, "y": 1, "width": 5, "height": 7}, x))
         out.append((f"flip_lr/{dt}", "_image_flip_left_right", {}, x))
         out.append((f"flip_tb/{dt}", "_image_flip_top_bottom", {}, x))
+    for dt in ("uint8", "float32"):
+        x = imgs["small"].astype(dt)
+        for kind in range(5):
+            out.append((f"border/{dt}/{kind}", "_cvcopyMakeBorder",
+                        {"top": 1, "bot": 3, "left": 2, "right": 0, "type": kind,
+                         "value": 9.5}, x))
+        out.append((f"border/{dt}/values", "_cvcopyMakeBorder",
+                    {"top": 2, "bot": 0, "left": 0, "right": 1, "values": [7, 8, 9]}, x))
     t = (imgs["odd"].transpose(2, 0, 1) / 255.0).astype(np.float32)
     out.append(("normalize/3", "_image_normalize",
                 {"mean": [0.4, 0.5, 0.6], "std": [0.2, 0.25, 0.3]}, t))

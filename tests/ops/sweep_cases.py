@@ -514,6 +514,8 @@ OVERRIDES.update({
     "_image_resize": lambda op, nin: [Case({"size": (4, 7), "interp": i}, (_HWC,))
                                       for i in range(5)],
     "_cvimresize": lambda op, nin: [Case({"w": 4, "h": 7}, (_HWC,))],
+    "_cvcopyMakeBorder": lambda op, nin: [Case({"top": 1, "bot": 2, "left": 0, "right": 1,
+                                                "type": t}, (_HWC,)) for t in range(5)],
     "_image_adjust_lighting": lambda op, nin: [Case({"alpha": (0.1, 0.2, 0.3)}, (_HWC,))],
     "_image_random_color_jitter": lambda op, nin: [
         Case({"brightness": 0.0, "contrast": 0.0, "saturation": 0.0, "hue": 0.0}, (_HWC,))],

@@ -34,7 +34,6 @@ OUT_OF_SCOPE = {
     "_contrib_backward_hawkesll": "hawkesll is out of scope",
     "_cvimdecode": "image decoding (OpenCV) is not provided (mx.image decodes with Pillow)",
     "_cvimread": "image decoding (OpenCV) is not provided (mx.image decodes with Pillow)",
-    "_cvcopyMakeBorder": "OpenCV's border op: mx.image.copyMakeBorder pads in Python",
     "_imdecode": "image decoding (OpenCV) is not provided",
     "_random_pdf_": "the random_pdf_* family is registered but only reachable through mx.np",
     # MXNet's engine internals, not operators a user calls

@@ -242,7 +242,8 @@ _MULTI_SGD_WHY = ("MXNet infers no output shape (needs out=); values probed on M
                   "tests/optimizer/test_multi_sgd.py")
 NO_MXNET_REFERENCE = {
     **dict.fromkeys(("_image_to_tensor", "_image_normalize", "_image_crop", "_image_resize",
-                     "_cvimresize", "_image_flip_left_right", "_image_flip_top_bottom",
+                     "_cvimresize", "_cvcopyMakeBorder", "_image_flip_left_right",
+                     "_image_flip_top_bottom",
                      "_image_random_brightness", "_image_random_contrast",
                      "_image_random_saturation", "_image_random_hue", "_image_adjust_lighting"),
                     "image ops: MXNet 1.9.1's values on images (every interpolation, uint8 "
