@@ -98,3 +98,11 @@ def test_dataloader_with_transform_first():
     loader = mx.gluon.data.DataLoader(data.transform_first(t), batch_size=3)
     shapes = [(d.shape, lab.shape) for d, lab in loader]
     assert shapes == [((3, 3, 6, 6), (3,)), ((3, 3, 6, 6), (3,))]
+
+
+def test_hybridized_random_transforms_draw_per_call():
+    x = mx.nd.array(np.arange(18).reshape(2, 3, 3), dtype="uint8")
+    t = T.Compose([T.RandomFlipLeftRight(), T.RandomBrightness(0.5), T.ToTensor()])
+    assert [type(b).__name__ for b in t._children.values()] == ["HybridSequential"]
+    firsts = {tuple(t(x).asnumpy()[0, 0].round(4)) for _ in range(10)}
+    assert len(firsts) > 2
