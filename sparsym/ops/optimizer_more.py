@@ -24,11 +24,15 @@ def _cg(a):
     return None if c is None or c < 0 else c
 
 
+def scaled_grad(g, rescale, clip):
+    """rescale * g, clipped to [-clip, clip] when clip is not None (float16 in float32)."""
+    g = np.asarray(g, np.float32 if g.dtype == np.float16 else g.dtype) * rescale
+    return np.clip(g, -clip, clip) if clip is not None else g
+
+
 def _scaled(a, g, rescale):
     """rescale_grad * g, clipped to [-clip_gradient, clip_gradient] when that is >= 0."""
-    g = np.asarray(g, np.float32 if g.dtype == np.float16 else g.dtype) * rescale
-    c = _cg(a)
-    return np.clip(g, -c, c) if c is not None else g
+    return scaled_grad(g, rescale, _cg(a))
 
 
 def _type_like_weight(attrs, ins, outs):
@@ -91,23 +95,29 @@ _ADAMW = Params(lr=_LR, beta1=Field("float", 0.9), beta2=Field("float", 0.999),
                 clip_gradient=Field("float", -1.0))
 
 
+def adamw_step(w, g, mean, var, w32, rescale, lr, eta, wd, beta1, beta2, epsilon, clip):
+    """One AdamW update of one weight: mean, var (and w32 when given) in place; returns the
+    new weight in w's dtype. A non-finite ``rescale`` skips the update (MXNet)."""
+    target = w if w32 is None else w32
+    if not np.isfinite(rescale):
+        return target.astype(w.dtype)
+    gs = scaled_grad(g, rescale, clip)
+    mean *= beta1
+    mean += (1 - beta1) * gs
+    var *= beta2
+    var += (1 - beta2) * gs * gs
+    wf = target.astype(np.float64)
+    new = wf - eta * (lr * mean / (np.sqrt(var) + epsilon) + wd * wf)
+    if w32 is not None:
+        w32[...] = new
+    return new.astype(w.dtype)
+
+
 def _adamw(mp):
     def kernel(a, xs):
-        w, g, mean, var = xs[:4]
         rescale = float(np.asarray(xs[-1]).reshape(-1)[0])
-        target = xs[4] if mp else w
-        if not np.isfinite(rescale):  # MXNet skips the update on an inf/nan scale
-            return (target.astype(w.dtype),)
-        gs = _scaled(a, g, rescale)
-        mean *= a.beta1
-        mean += (1 - a.beta1) * gs
-        var *= a.beta2
-        var += (1 - a.beta2) * gs * gs
-        wf = target.astype(np.float64)
-        new = wf - a.eta * (a.lr * mean / (np.sqrt(var) + a.epsilon) + a.wd * wf)
-        if mp:
-            target[...] = new
-        return (new.astype(w.dtype),)
+        return (adamw_step(*xs[:4], xs[4] if mp else None, rescale, a.lr, a.eta, a.wd,
+                           a.beta1, a.beta2, a.epsilon, _cg(a)),)
     return kernel
 
 
@@ -143,20 +153,39 @@ _LAMB1 = Params(beta1=Field("float", 0.9), beta2=Field("float", 0.999),
 _LAMB2 = Params(lr=_LR, lower_bound=Field("float", -1.0), upper_bound=Field("float", -1.0))
 
 
+def lamb_direction(wf, g, mean, var, t, wd, rescale, clip, beta1, beta2, epsilon,
+                   bias_correction):
+    """LAMB phase 1 for one weight (``wf`` float64): mean and var in place; returns
+    ``m / (sqrt(v) + epsilon) + wd * w`` with the moments bias-corrected at step ``t``."""
+    gs = scaled_grad(g, rescale, clip)
+    mean *= beta1
+    mean += (1 - beta1) * gs
+    var *= beta2
+    var += (1 - beta2) * gs * gs
+    m, v = mean.astype(np.float64), var.astype(np.float64)
+    if bias_correction:
+        m = m / (1 - beta1 ** t)
+        v = v / (1 - beta2 ** t)
+    return m / (np.sqrt(v) + epsilon) + wd * wf
+
+
+def lamb_apply(wf, direction, r1, r2, lr, lower_bound, upper_bound):
+    """LAMB phase 2: ``w - lr * (r1 / r2) * direction`` (float64), r1 clipped to the bounds
+    that are >= 0, ratio 1 when r1 or r2 is 0."""
+    if lower_bound >= 0:
+        r1 = max(r1, lower_bound)
+    if upper_bound >= 0:
+        r1 = min(r1, upper_bound)
+    ratio = r1 / r2 if r1 != 0 and r2 != 0 else 1.0
+    return wf - lr * ratio * direction
+
+
 def _lamb1(mp):
     def kernel(a, xs):
         w, g, mean, var = xs[:4]
         wf = (xs[4] if mp else w).astype(np.float64)
-        gs = _scaled(a, g, a.rescale_grad)
-        mean *= a.beta1
-        mean += (1 - a.beta1) * gs
-        var *= a.beta2
-        var += (1 - a.beta2) * gs * gs
-        m, v = mean.astype(np.float64), var.astype(np.float64)
-        if a.bias_correction:
-            m = m / (1 - a.beta1 ** a.t)
-            v = v / (1 - a.beta2 ** a.t)
-        out = m / (np.sqrt(v) + a.epsilon) + a.wd * wf
+        out = lamb_direction(wf, g, mean, var, a.t, a.wd, a.rescale_grad, _cg(a), a.beta1,
+                             a.beta2, a.epsilon, a.bias_correction)
         return (out.astype(np.float32 if mp else w.dtype),)
     return kernel
 
@@ -164,15 +193,11 @@ def _lamb1(mp):
 def _lamb2(mp):
     def kernel(a, xs):
         w, g, r1, r2 = xs[:4]
-        r1 = float(np.asarray(r1).reshape(-1)[0])
-        r2 = float(np.asarray(r2).reshape(-1)[0])
-        if a.lower_bound >= 0:
-            r1 = max(r1, a.lower_bound)
-        if a.upper_bound >= 0:
-            r1 = min(r1, a.upper_bound)
-        ratio = r1 / r2 if r1 != 0 and r2 != 0 else 1.0
         target = xs[4] if mp else w
-        new = target.astype(np.float64) - a.lr * ratio * g.astype(np.float64)
+        new = lamb_apply(target.astype(np.float64), g.astype(np.float64),
+                         float(np.asarray(r1).reshape(-1)[0]),
+                         float(np.asarray(r2).reshape(-1)[0]), a.lr, a.lower_bound,
+                         a.upper_bound)
         if mp:
             target[...] = new
         return (new.astype(w.dtype),)

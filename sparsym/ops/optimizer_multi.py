@@ -33,19 +33,18 @@ def _inputs(mom, mp, preloaded):
     return names
 
 
-def _mutated(mom, mp, preloaded):
-    """Indices of the mom/weight32 inputs (updated in place) of up to 64 weights
-    (OpDef.mutates is a static tuple)."""
-    per = len(_group(mom, mp))
-    first = 2
+def mutated_states(per, first=2):
+    """Indices of the state inputs (updated in place) of up to 64 weights whose groups have
+    ``per`` inputs, the states from position ``first`` (OpDef.mutates is a static tuple)."""
     return tuple(i * per + k for i in range(64) for k in range(first, per))
 
 
-def _shape(mom, mp, preloaded):
-    per = len(_group(mom, mp))
-
+def group_shape(per, count, tail=lambda n: ()):
+    """Shape rule of a fused multi-weight update: each of the ``count(attrs)`` groups of
+    ``per`` inputs is shaped like its weight, output i like weight i; ``tail(n)`` gives the
+    shapes of the inputs after the groups."""
     def rule(a, ins, outs):
-        n = a.num_weights
+        n = count(a)
         for i in range(n):
             grp = list(ins[i * per:(i + 1) * per])
             shp = next((s for s in grp if s is not None), None)
@@ -56,11 +55,15 @@ def _shape(mom, mp, preloaded):
             for k in range(per):
                 rules.set_shape(ins, i * per + k, shp)
             rules.set_shape(outs, i, shp, f"output {i}")
-        if preloaded:
-            rules.set_shape(ins, n * per, (n,))
-            rules.set_shape(ins, n * per + 1, (n,))
+        for j, shp in enumerate(tail(n)):
+            rules.set_shape(ins, n * per + j, shp)
         return ins, outs
     return rule
+
+
+def _shape(mom, mp, preloaded):
+    return group_shape(len(_group(mom, mp)), lambda a: a.num_weights,
+                       (lambda n: ((n,), (n,))) if preloaded else (lambda n: ()))
 
 
 def _type(mom, mp, preloaded):
@@ -156,7 +159,7 @@ for _mom in (False, True):
                 _name, params=_params(_mom, _pre), inputs=_inputs(_mom, _mp, _pre),
                 num_outputs=lambda a: a.num_weights,
                 output_names=lambda a: tuple(f"output{i}" for i in range(a.num_weights)),
-                mutates=_mutated(_mom, _mp, _pre) if (_mom or _mp) else (),
+                mutates=mutated_states(len(_group(_mom, _mp))) if (_mom or _mp) else (),
                 dispatch=(Dispatch((D, "..."), (D,), _kernel(_mom, _mp, _pre)),),
                 infer_shape=_shape(_mom, _mp, _pre), infer_type=_type(_mom, _mp, _pre),
                 doc=_doc(_name, _mom, _mp, _pre)))

@@ -176,10 +176,13 @@ FORWARD["_linalg_gemm"] = _gemm_cases
 FORWARD["_linalg_gemm2"] = _gemm_cases
 FORWARD["_linalg_trsm"] = _tri_cases("trsm")
 FORWARD["_linalg_trmm"] = _tri_cases("trmm")
-FORWARD["_linalg_potrf"] = lambda op, nin: [Case({}, ((2, 3, 3),), values={0: _SPD},
-                                                 ref=_one(lambda a, x: np.linalg.cholesky(x)))]
-FORWARD["_linalg_potri"] = lambda op, nin: [Case({}, ((2, 3, 3),), values={0: _LOW},
-                                                 ref=lambda a, xs, r: np.linalg.inv(_SPD))]
+FORWARD["_linalg_potrf"] = lambda op, nin: [
+    Case({"lower": lo}, ((2, 3, 3),), values={0: _SPD}, ref=_one(
+        lambda a, x: np.linalg.cholesky(x) if a["lower"] else
+        np.swapaxes(np.linalg.cholesky(x), -1, -2))) for lo in (True, False)]
+FORWARD["_linalg_potri"] = lambda op, nin: [
+    Case({"lower": lo}, ((2, 3, 3),), values={0: _LOW if lo else np.swapaxes(_LOW, -1, -2)},
+         ref=lambda a, xs, r: np.linalg.inv(_SPD)) for lo in (True, False)]
 FORWARD["_linalg_inverse"] = lambda op, nin: [Case({}, ((2, 3, 3),), values={0: _SPD},
                                                    ref=_one(lambda a, x: np.linalg.inv(x)))]
 FORWARD["_linalg_det"] = lambda op, nin: [Case({}, ((2, 3, 3),), values={0: _SPD},
@@ -228,7 +231,8 @@ GRADIENT["_linalg_trsm"] = [({"transpose": tr, "rightside": rs, "lower": lo, "al
 GRADIENT["_linalg_trmm"] = [({"transpose": tr, "rightside": rs, "lower": lo, "alpha": 0.5},
                              {"A": _r(3, 3), "B": _r(2, 3) if rs else _r(3, 2)}, None)
                             for tr in (False, True) for rs in (False, True) for lo in (False, True)]
-GRADIENT["_linalg_potri"] = [({}, {"A": _LOW}, None)]
+GRADIENT["_linalg_potri"] = [({"lower": lo}, {"A": _LOW if lo else np.swapaxes(_LOW, -1, -2)},
+                              None) for lo in (True, False)]
 GRADIENT["_linalg_inverse"] = [({}, {"A": _SPD + _r(2, 3, 3)}, None)]
 GRADIENT["_linalg_det"] = [({}, {"A": _SPD + _r(2, 3, 3)}, None)]
 GRADIENT["_linalg_slogdet"] = [({}, {"A": -_SPD[0] + _r(3, 3)}, None)]
@@ -242,7 +246,7 @@ for _n, _shape in (("extractdiag", (2, 4, 4)), ("makediag", (2, 3)), ("extracttr
                                  if not (_n == "maketrian" and o)]
 # symmetric inputs: the op reads one triangle and MXNet's gradient is symmetric, so the
 # numeric check goes through A -> (A + A^T) / 2 (see test_op_grad_sweep.SYMMETRIC)
-GRADIENT["_linalg_potrf"] = [({}, {"A": _spd(3)}, None)]
+GRADIENT["_linalg_potrf"] = [({"lower": lo}, {"A": _spd(3)}, None) for lo in (True, False)]
 GRADIENT["_linalg_syevd"] = [({}, {"A": _spd(3) - 3 * np.eye(3)}, None)]
 SYMMETRIC = ("_linalg_potrf", "_linalg_syevd")
 
@@ -303,3 +307,129 @@ def _dirichlet_ref(a, xs, raws):
 FORWARD["_random_pdf_dirichlet"] = lambda op, nin: [
     Case({"is_log": lg}, ((2, 4, 3), (2, 3)), values={0: _DIR_X, 1: _DIR_ALPHA},
          ref=_dirichlet_ref) for lg in (False, True)]
+
+
+# ----------------------------------------------------------------------------- signal, fills
+# fft/ifft/count_sketch (GPU-only in MXNet 1.9.1) against NumPy written out independently
+def _dft(x, sign):
+    d = x.shape[-1]
+    k = np.arange(d)
+    return x @ np.exp(sign * 2j * np.pi * np.outer(k, k) / d)
+
+
+def _fft_ref(a, xs, raws):
+    z = _dft(xs[0].astype(np.float64), -1)
+    return np.stack([z.real, z.imag], axis=-1).reshape(z.shape[:-1] + (-1,))
+
+
+def _ifft_ref(a, xs, raws):
+    x = xs[0].astype(np.float64)
+    return _dft(x[..., 0::2] + 1j * x[..., 1::2], 1).real
+
+
+_H = np.array([[0, 2, 2, 1, 3, 0]], np.float32)
+_S = np.array([[1, -1, 1, 1, -1, -1]], np.float32)
+
+
+def _sketch_ref(a, xs, raws):
+    x, h, s = (v.astype(np.float64) for v in xs)
+    out = np.zeros(x.shape[:-1] + (a["out_dim"],))
+    for j in range(x.shape[-1]):
+        out[..., int(h[0, j])] += x[..., j] * s[0, j]
+    return out
+
+
+FORWARD["_contrib_fft"] = lambda op, nin: [Case({}, ((3, 5),), ref=_fft_ref),
+                                           Case({}, ((2, 1, 2, 4),), ref=_fft_ref)]
+FORWARD["_contrib_ifft"] = lambda op, nin: [Case({}, ((3, 10),), ref=_ifft_ref)]
+FORWARD["_contrib_count_sketch"] = lambda op, nin: [
+    Case({"out_dim": 4}, ((3, 6), (1, 6), (1, 6)), values={1: _H, 2: _S}, ref=_sketch_ref)]
+FORWARD["_backward_contrib_count_sketch"] = lambda op, nin: [
+    Case({"out_dim": 4}, ((3, 4), (3, 6), (1, 6), (1, 6)), values={2: _H, 3: _S},
+         ref=lambda a, xs, r: xs[0][:, _H[0].astype(int)] * _S[0])]
+FORWARD["_set_value"] = lambda op, nin: [Case({"src": 2.5}, (), ref=lambda a, xs, r: 2.5)]
+GRADIENT["_contrib_fft"] = [({}, {"data": _r(3, 5)}, None)]
+GRADIENT["_contrib_ifft"] = [({}, {"data": _r(2, 3, 8)}, None)]
+GRADIENT["_contrib_count_sketch"] = [({"out_dim": 4}, {"data": _r(3, 6), "h": _H, "s": _S},
+                                      ["data"])]
+
+
+# fused optimizers: one step of NumPy's AdamW / LAMB / group AdaGrad per weight (the
+# references update the states of their inputs too: the sweep compares them)
+def _write_states(xs, base, m, v, w32):
+    xs[base + 2][...] = m
+    xs[base + 3][...] = v
+    if w32 is not None:
+        xs[base + 4][...] = w32
+
+
+def _adamw_ref(mp):
+    per = 5 if mp else 4
+
+    def ref(a, xs, raws):
+        rescale = float(xs[-1].reshape(-1)[0])
+        outs = []
+        for i in range(a["num_weights"]):
+            w, g, m, v = (x.astype(np.float64) for x in xs[i * per:i * per + 4])
+            if mp:  # the update runs on the float32 master copy
+                w = xs[i * per + 4].astype(np.float64)
+            g = np.clip(g * rescale, -a["clip_gradient"], a["clip_gradient"])
+            m = 0.9 * m + 0.1 * g
+            v = 0.999 * v + 0.001 * g * g
+            new = w - a["etas"][i] * (a["lrs"][i] * m / (np.sqrt(v) + 1e-8) + a["wds"][i] * w)
+            _write_states(xs, i * per, m, v, new if mp else None)
+            outs.append(new)
+        return tuple(outs)
+    return ref
+
+
+def _lamb_ref(mp):
+    per = 5 if mp else 4
+
+    def ref(a, xs, raws):
+        outs = []
+        for i in range(a["num_tensors"]):
+            w, g, m, v = (x.astype(np.float64) for x in xs[i * per:i * per + 4])
+            if mp:  # the update runs on the float32 master copy
+                w = xs[i * per + 4].astype(np.float64)
+            t = a["step_count"][i]
+            m = 0.9 * m + 0.1 * g
+            v = 0.999 * v + 0.001 * g * g
+            r = (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-6) + a["wds"][i] * w
+            r1, r2 = np.sqrt((w * w).sum()), np.sqrt((r * r).sum())
+            r1 = min(max(r1, a["lower_bound"]), a["upper_bound"])
+            new = w - a["learning_rates"][i] * r1 / r2 * r
+            _write_states(xs, i * per, m, v, new if mp else None)
+            outs.append(new)
+        return tuple(outs)
+    return ref
+
+
+for _mp in (False, True):
+    _pw = 5 if _mp else 4
+    FORWARD["_multi_mp_adamw_update" if _mp else "_multi_adamw_update"] = (
+        lambda op, nin, _m=_mp, _q=_pw: [Case(
+            {"lrs": (0.1, 0.2), "wds": (0.01, 0.0), "etas": (1.0, 0.5), "clip_gradient": 0.7,
+             "num_weights": 2}, ((3, 4),) * _q + ((5,),) * _q + ((1,),), positive=True,
+            values={2 * _q: np.array([0.5])}, ref=_adamw_ref(_m))])
+    FORWARD["_multi_mp_lamb_update" if _mp else "_multi_lamb_update"] = (
+        lambda op, nin, _m=_mp, _q=_pw: [Case(
+            {"learning_rates": (0.1, 0.2), "wds": (0.01, 0.0), "step_count": (1, 3),
+             "lower_bound": 0.5, "upper_bound": 2.0, "num_tensors": 2},
+            ((3, 4),) * _q + ((5,),) * _q, positive=True, ref=_lamb_ref(_m))])
+
+
+def _group_adagrad_ref(a, xs, raws):
+    w, g, h = (x.astype(np.float64) for x in xs)
+    if getattr(raws[1], "stype", "default") == "row_sparse":  # lazy: only stored rows
+        rows = np.zeros(len(w), bool)
+        rows[raws[1].indices] = True
+    else:
+        rows = np.ones(len(w), bool)
+    h2 = np.where(rows[:, None], h + (g * g).mean(axis=1, keepdims=True), h)
+    xs[2][...] = h2
+    return np.where(rows[:, None], w - a["lr"] * g / np.sqrt(h2 + 1e-5), w)
+
+
+FORWARD["_contrib_group_adagrad_update"] = lambda op, nin: [
+    Case({"lr": 0.1}, ((4, 6), (4, 6), (4, 1)), positive=True, ref=_group_adagrad_ref)]

@@ -92,3 +92,10 @@ def test_diag_offset_past_the_edge_and_empty_spatial_dims_raise_like_mxnet():
         for fn in (mx.nd.depth_to_space, mx.nd.space_to_depth):
             with pytest.raises(mx.base.ShapeError, match="cannot be 0"):
                 fn(mx.nd.array(np.zeros(shape)), 2)
+
+
+def test_unravel_index_leaves_the_leading_coordinate_unwrapped():
+    # MXNet 1.9.1: 100 in (3, 4) -> (25, 0); a leading -1 (unknown) dim works the same way
+    for shape in ((3, 4), (-1, 4)):
+        out = mx.nd.unravel_index(mx.nd.array([100, 5]), shape=shape).asnumpy()
+        assert out.tolist() == [[25, 1], [0, 1]]

@@ -41,6 +41,8 @@ OUT_OF_SCOPE = {
     "_NDArray": "the legacy NDArray-callback operator is engine internal",
     "_Native": "the legacy native-callback operator is engine internal",
     "_NoGradient": "engine internal",
+    "_broadcast_backward": "the broadcast ops' gradient node: MXNet's front end for it takes "
+                           "no inputs, so it is not callable from Python",
     "_CrossDeviceCopy": "engine internal (one device)",
 }
 FLOOR = 0.95

@@ -214,13 +214,16 @@ def _check_one(op, row, ref_row, attrs, case, stypes, raws, what):
     got = tuple(st.stype_of(o) for o in outs)[:n_out]
     assert got == tuple(want)[:len(got)], f"{what}: output stypes {got}, row says {want}"
     if case.ref is not None:
-        refs = (case.ref(attrs, dense_in, raws),)
+        refs = case.ref(attrs, dense_in, raws)
+        refs = refs if isinstance(refs, tuple) else (refs,)
     else:
         with np.errstate(all="ignore"):
             refs = ref_row.kernel(attrs, dense_in)
     for i, (o, r) in enumerate(zip(outs, refs)):
         _close(st.todense(o), st.todense(r), f"{what}: output {i}")
     for i in op.mutates:  # states updated in place must agree too
+        if i >= len(mine_in):  # variadic ops list the states of up to 64 weights
+            break
         _close(st.todense(mine_in[i]), dense_in[i], f"{what}: mutated input {i}")
 
 
@@ -335,6 +338,16 @@ NO_MXNET_REFERENCE = {
     "_contrib_sparse_scatter": "sparsym's SBNet op: tests/contrib/test_sbnet_ops.py",
     "_contrib_sparse_scatter_var": "sparsym's SBNet op: tests/contrib/test_sbnet_ops.py",
     "Dropout": "random masks in training; the identity at inference (tests/ops/test_nn_*)",
+    **dict.fromkeys(("_multi_adamw_update", "_multi_mp_adamw_update", "_multi_lamb_update",
+                     "_multi_mp_lamb_update"),
+                    "MXNet infers no output shape (needs out=): NumPy references in "
+                    "sweep_cases_nn, MXNet's values in tests/ops/test_optimizer_fused.py"),
+    "_contrib_group_adagrad_update": "MXNet's one CPU row takes a row_sparse gradient: NumPy "
+                                     "reference in sweep_cases_nn, MXNet's values in "
+                                     "tests/ops/test_optimizer_fused.py",
+    **dict.fromkeys(("_contrib_fft", "_contrib_ifft", "_contrib_count_sketch"),
+                    "GPU-only in MXNet 1.9.1: NumPy references in sweep_cases_nn"),
+    "_set_value": "fills out= (no inputs): NumPy reference in sweep_cases_nn",
     # landed without sweep cases yet (their own tests check values against NumPy): give
     # them cases in sweep_cases.py, rerun make_mxnet_sweep_fixtures.py, drop them here
     **dict.fromkeys(("SequenceLast", "SequenceMask", "SequenceReverse", "_adamw_update",
