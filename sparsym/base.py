@@ -35,6 +35,7 @@ mx_uint = ctypes.c_uint
 mx_int = ctypes.c_int
 mx_int64 = ctypes.c_int64
 mx_float = ctypes.c_float
+NDArrayHandle = ctypes.c_void_p  # what ctypes.cast(NDArray, NDArrayHandle) gives
 string_types = (str,)
 basestring = str
 long = int

@@ -26,10 +26,14 @@ array([1., 4., 9.], dtype=float32)
 from __future__ import annotations
 
 import collections
+import ctypes
+
+import numpy as np
 
 from . import profiler as _profiler
-from .base import MXNetError
+from .base import MXNetError, NDArrayHandle
 from .context import current_context as _current_context
+from .ndarray.ndarray import NDArray
 from .ndarray.ndarray import wrap as _wrap
 from .ops import custom as _custom
 from .ops.registry import all_ops
@@ -39,7 +43,10 @@ _custom.HOOKS.current_context = _current_context
 _custom.HOOKS.scope = _profiler.custom_op_scope
 
 __all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
-           "get_operator_arguments", "OperatorArguments", "PythonOp", "NumpyOp", "NDArrayOp"]
+           "get_operator_arguments", "OperatorArguments", "PythonOp", "NumpyOp", "NDArrayOp",
+           # names MXNet's operator module carries, which `from mxnet.operator import *` gives
+           # to callback code (ctypes.cast(arr, NDArrayHandle); NDArray(handle))
+           "ctypes", "NDArrayHandle", "NDArray"]
 
 
 class CustomOp:
@@ -243,18 +250,124 @@ def get_operator_arguments(op_name):
 
 
 class PythonOp:
-    """MXNet's legacy Python operator interface (deprecated there in favour of CustomOp);
-    not supported here: raises NotImplementedError naming CustomOp."""
+    """MXNet's legacy Python operator interface (deprecated there in favour of CustomOp),
+    run here on the Custom machinery: subclass :class:`NumpyOp` or :class:`NDArrayOp`,
+    override forward/backward (and infer_shape, list_arguments, list_outputs), and call
+    ``get_symbol`` (or the instance) on input symbols.
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(f"mx.operator.{type(self).__name__} (MXNet's deprecated "
-                                  "legacy interface) is not supported; write a CustomOp and "
-                                  "CustomOpProp and register it with mx.operator.register")
+    Parameters
+    ----------
+    need_top_grad : bool
+        What the default :meth:`need_top_grad` returns (False for loss layers).
+    """
+
+    def __init__(self, need_top_grad=True):
+        import warnings
+        warnings.warn(f"{type(self).__name__} has been deprecated. Please use CustomOp",
+                      stacklevel=2)
+        self.info_ = None
+        self.need_top_grad_ = need_top_grad
+
+    def __call__(self, *args, **kwargs):
+        return self.get_symbol(*args, **kwargs)
+
+    def get_symbol(self, *args, **kwargs):
+        """A symbol running this operator on the input symbols."""
+        raise NotImplementedError("Must override this")
+
+    def forward(self, in_data, out_data):
+        """Fill ``out_data`` from ``in_data`` (default: copy the first input)."""
+        out_data[0][:] = in_data[0]
+
+    def backward(self, out_grad, in_data, out_data, in_grad):
+        """Fill ``in_grad`` (default, as MXNet: ones)."""
+        in_grad[0][:] = 1.0
+
+    def infer_shape(self, in_shape):
+        """(input shapes, output shapes): by default one output shaped like input 0."""
+        return in_shape, [in_shape[0]]
+
+    def list_outputs(self):
+        """Output names (default ['output'])."""
+        return ["output"]
+
+    def list_arguments(self):
+        """Argument names (default ['data'])."""
+        return ["data"]
+
+    def need_top_grad(self):
+        """Whether backward reads the head gradients."""
+        return self.need_top_grad_
+
+    def _custom_symbol(self, as_numpy, args, kwargs):
+        """A Custom symbol over a CustomOpProp registered for this instance."""
+        from . import symbol
+        reg_name = f"_legacy_{type(self).__name__}_{id(self)}"
+        register(reg_name)(_legacy_prop(self, as_numpy))
+        return symbol.Custom(*args, op_type=reg_name, **kwargs)
 
 
 class NumpyOp(PythonOp):
-    """MXNet's legacy NumPy operator interface: not supported (use CustomOp)."""
+    """Legacy operator whose forward/backward get NumPy arrays to fill in place."""
+
+    def get_symbol(self, *args, **kwargs):
+        return self._custom_symbol(True, args, kwargs)
 
 
 class NDArrayOp(PythonOp):
-    """MXNet's legacy NDArray operator interface: not supported (use CustomOp)."""
+    """Legacy operator whose forward/backward get NDArrays to fill in place."""
+
+    def get_symbol(self, *args, **kwargs):
+        return self._custom_symbol(False, args, kwargs)
+
+    def declare_backward_dependency(self, out_grad, in_data, out_data):
+        """Ids of the blobs backward needs (head gradients when need_top_grad, inputs,
+        outputs)."""
+        return ((list(out_grad) if self.need_top_grad() else []) + list(in_data)
+                + list(out_data))
+
+
+def _legacy_prop(pyop, as_numpy):
+    """The CustomOpProp class running the legacy operator ``pyop``."""
+    class _Op(CustomOp):
+        def _run(self, fn, reqs, outs, **lists):
+            if not as_numpy:
+                fn(**lists)
+                return
+            bufs = [np.zeros(o.shape, o.dtype) for o in outs]
+            lists = {k: (bufs if v is outs else [x.asnumpy() for x in v])
+                     for k, v in lists.items()}
+            fn(**lists)
+            for dst, req, src in zip(outs, reqs, bufs):
+                self.assign(dst, req, src)
+
+        def forward(self, is_train, req, in_data, out_data, aux):
+            self._run(pyop.forward, req, out_data, in_data=in_data, out_data=out_data)
+
+        def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+            self._run(pyop.backward, req, in_grad, out_grad=out_grad, in_data=in_data,
+                      out_data=out_data, in_grad=in_grad)
+
+    class _Prop(CustomOpProp):
+        def __init__(self):
+            super().__init__(need_top_grad=pyop.need_top_grad())
+
+        def list_arguments(self):
+            return pyop.list_arguments()
+
+        def list_outputs(self):
+            return pyop.list_outputs()
+
+        def infer_shape(self, in_shape):
+            res = pyop.infer_shape(in_shape)
+            return res[0], res[1], ()
+
+        def declare_backward_dependency(self, out_grad, in_data, out_data):
+            if isinstance(pyop, NDArrayOp):
+                return pyop.declare_backward_dependency(out_grad, in_data, out_data)
+            return super().declare_backward_dependency(out_grad, in_data, out_data)
+
+        def create_operator(self, ctx, in_shapes, in_dtypes):
+            return _Op()
+
+    return _Prop

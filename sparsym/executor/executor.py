@@ -491,11 +491,16 @@ class Executor:
             profiler.track_memory(outs, dev)
 
     def _monitor_inputs(self, s, ins):
+        """MXNet's monitor_all order: per input, the variable it reads (if it reads one),
+        then the input as ``<node>_<input name>``."""
         node = self._plan.graph.nodes[s.index]
-        names = node.op.input_names(node.params)
-        node = self.node_name(s.name)
-        for nm, x in zip(names, ins):
-            self._monitor(f"{node}_{nm}", wrap(x, self._ctx))
+        names = node.op.monitor_input_names or node.op.input_names(node.params)
+        name = self.node_name(s.name)
+        for (src, _), nm, x in zip(node.inputs, names, ins):
+            arr = wrap(x, self._ctx)
+            if src.is_variable:
+                self._monitor(self.node_name(src.name), arr)
+            self._monitor(f"{name}_{nm}", arr)
 
     # ------------------------------------------------------------------ misc API
     def set_monitor_callback(self, callback, monitor_all=False):

@@ -166,6 +166,8 @@ class DataParallelExecutorGroup:
                 shared_arg_names=self.param_names, shared_exec=shared_exec,
                 shared_buffer=self.shared_data_arrays[i],
                 group2ctx=self.group2ctxs[i] if self.group2ctxs else None, **shapes)
+            if reshape and old and old[i]._monitor is not None:  # MXNet's reshape keeps it
+                exe.set_monitor_callback(old[i]._monitor, old[i]._monitor_all)
             self.execs.append(exe)
         # each executor's dicts once (the properties build a new dict per access)
         args = [e.arg_dict for e in self.execs]

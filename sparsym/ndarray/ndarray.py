@@ -1,7 +1,9 @@
 """NDArray: an eager array over a raw value (numpy array, CSR or RSP)."""
 from __future__ import annotations
 
+import ctypes
 import numbers
+import weakref
 
 import numpy as np
 
@@ -16,6 +18,7 @@ from .tape import STATE
 # MXNet's name for the builtin ``slice`` (its module shadows ``slice`` with the operator)
 py_slice = slice
 # MXNet's stype ids, under the names its Python API uses
+_HANDLES = weakref.WeakValueDictionary()  # id -> array handed out as a ctypes handle
 _STORAGE_TYPE_STR_TO_ID = dict(st.STYPE_ID)
 _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in st.STYPE_ID.items()}
 
@@ -66,7 +69,22 @@ class NDArray:
     __array_priority__ = 1000.0
 
     def __init__(self, handle=None, writable=True):
-        raise MXNetError("NDArray cannot be constructed directly; use mx.nd.array/zeros/...")
+        # MXNet's NDArray(handle): here a handle from ctypes.cast(arr, NDArrayHandle), as
+        # monitor callbacks written for MXNet build (a view of the same storage)
+        value = getattr(handle, "value", handle)
+        src = _HANDLES.get(value) if isinstance(value, int) else None
+        if src is None:
+            raise MXNetError("NDArray cannot be constructed directly; use "
+                             "mx.nd.array/zeros/... (or NDArray(handle) with a handle of an "
+                             "existing array, ctypes.cast(arr, NDArrayHandle))")
+        self._raw, self._ctx, self._ag = src._raw, src._ctx, None
+        self.writable = bool(writable)
+
+    @property
+    def _as_parameter_(self):
+        """This array as a ctypes handle (``ctypes.cast(arr, NDArrayHandle)``)."""
+        _HANDLES[id(self)] = self
+        return ctypes.c_void_p(id(self))
 
     # ------------------------------------------------------------------ properties
     @property

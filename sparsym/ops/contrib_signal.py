@@ -102,8 +102,9 @@ register(OpDef(
     >>> import sparsym as mx
     >>> x = mx.nd.array([[1.2, 2.5, 3.4], [3.2, 5.7, 6.6]])
     >>> mx.nd.contrib.count_sketch(x, mx.nd.array([[0, 3, 4]]), mx.nd.array([[1, -1, 1]]),
-    ...                            out_dim=5).asnumpy().round(1).tolist()
-    [[1.2, 0.0, 0.0, -2.5, 3.4], [3.2, 0.0, 0.0, -5.7, 6.6]]
+    ...                            out_dim=5).asnumpy()
+    array([[ 1.2,  0. ,  0. , -2.5,  3.4],
+           [ 3.2,  0. ,  0. , -5.7,  6.6]], dtype=float32)
     """))
 
 

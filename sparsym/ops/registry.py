@@ -121,6 +121,9 @@ class OpDef:
     # (input index, output index) pairs whose buffers may be shared when the input is not
     # used afterwards (MXNet's FInplaceOption); honoured only for ``out``-capable kernels
     inplace: tuple = ()
+    # MXNet registers no FListInputNames for the op: its executor monitor names the inputs
+    # input0, input1... (Activation, SoftmaxActivation) instead of the argument names
+    monitor_input_names: tuple | None = None
 
     def input_names(self, attrs) -> tuple:
         return tuple(self.inputs(attrs)) if callable(self.inputs) else self.inputs

@@ -61,6 +61,7 @@ def _act_bwd(a, xs):
 
 register(OpDef(
     "Activation", params=_ACT_P, dispatch=(Dispatch((D,), (D,), _act_fwd),),
+    monitor_input_names=("input0",),
     infer_type=rules.floating_input(rules.same_type),
     gradient=lambda node, og: [bw("_backward_Activation", [og[0], node.inputs[0]], node,
                                   "backward", **kept(node))],

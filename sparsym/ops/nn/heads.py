@@ -54,6 +54,7 @@ def _sa_bwd(a, xs):
 
 register(OpDef(
     "SoftmaxActivation", params=_SA, dispatch=(Dispatch((D,), (D,), _sa_fwd),),
+    monitor_input_names=("input0",),
     infer_shape=rules.same_shape, infer_type=rules.floating_input(rules.same_type),
     gradient=lambda node, og: [_one("_backward_SoftmaxActivation", [og[0], (node, 0)], node)],
     doc="""Softmax over the last axis (``mode='instance'``, as MXNet 1.9.1 computes it) or axis 1
