@@ -223,7 +223,8 @@ def test_monitor_callback_outputs_and_inputs():
     seen.clear()
     exe.set_monitor_callback(lambda name, arr: seen.__setitem__(name, arr.asnumpy()), True)
     exe.forward()
-    assert list(seen) == ["fc_data", "fc_weight", "fc_bias", "fc_output", "act_data",
+    # MXNet's order: a variable an op reads, then the op's input (dict keys: first sight)
+    assert list(seen) == ["x", "fc_data", "fc_weight", "fc_bias", "fc_output", "act_input0",
                           "act_output", "fc2_data", "fc2_weight", "fc2_bias", "fc2_output"]
     np.testing.assert_allclose(seen["fc2_data"], h, rtol=1e-5)
     train = _mlp().simple_bind(mx.cpu(), x=(2, 6))
