@@ -11,7 +11,7 @@ import importlib as _importlib
 from . import sbnet  # noqa: F401
 
 _ALIASES = {"amp": "sparsym.contrib.amp", "autograd": "sparsym.contrib.autograd",
-            "io": "sparsym.contrib.io",
+            "io": "sparsym.contrib.io", "svrg_optimization": "sparsym.contrib.svrg_optimization",
             "tensorboard": "sparsym.contrib.tensorboard", "text": "sparsym.contrib.text",
             "ndarray": "sparsym.ndarray.contrib", "nd": "sparsym.ndarray.contrib",
             "symbol": "sparsym.symbol.contrib", "sym": "sparsym.symbol.contrib"}

@@ -200,6 +200,7 @@ class BaseModule:
         bar = progress_bar_callback(progress_bar)
         for epoch in range(begin_epoch, num_epoch):
             tic = time.time()
+            self._fit_epoch_begin(epoch, train_data)
             eval_metric.reset()
             nbatch = 0
             data_iter = iter(train_data)
@@ -258,6 +259,9 @@ class BaseModule:
                 for name, val in res:
                     self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, val)
             train_data.reset()
+
+    def _fit_epoch_begin(self, epoch, train_data):
+        """Hook of ``fit`` before each epoch's first batch (SVRGModule's full gradients)."""
 
     # ------------------------------------------------------------------ properties
     @property
