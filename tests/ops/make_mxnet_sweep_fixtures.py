@@ -91,40 +91,23 @@ def forward_ops():
 
 def build_inputs():
     """(meta per case key, arrays): dense inputs of every sweep case of every forward op."""
-    from sweep_cases import OVERRIDES, cases_for
-    from test_op_sweep import _build, _dense_row, _infer
+    from sweep_cases import forward_cases
+    from test_op_sweep import _build, _infer
     meta, arrays = {}, {}
     for op in forward_ops():
-        row = _dense_row(op)
-        if row is None:
-            continue
-        fixed = len([s for s in row.ins if s != "..."])
-        if "..." not in row.ins:
-            nins = [fixed]
-        elif op.name in OVERRIDES:
-            nins = sorted({len(c.shapes) for c in OVERRIDES[op.name](op, None)})
-        else:
-            nins = [2, 3]
         n = 0
-        for nin in nins:
-            for case in cases_for(op, nin) or ():
-                if len(case.shapes) != nin:
-                    continue
-                try:
-                    attrs = op.params.parse(op.name, dict(case.params))
-                except Exception:  # noqa: BLE001  (a case for another arity)
-                    continue
-                done = _infer(op, attrs, case.shapes)
-                if done is None:
-                    continue
-                case.shapes = done[0]
-                raws = _build(op, case, ("default",) * nin, "random", seed=n)
-                key = f"{op.name}#{n}"
-                meta[key] = {"name": op.name, "params": case.params, "n_in": nin,
-                             "mutates": list(op.mutates)}
-                for i, r in enumerate(raws):
-                    arrays[f"{key}/in{i}"] = np.asarray(r)
-                n += 1
+        for nin, case, attrs in forward_cases(op):
+            done = _infer(op, attrs, case.shapes)
+            if done is None:
+                continue
+            case.shapes = done[0]
+            raws = _build(op, case, ("default",) * nin, "random", seed=n)
+            key = f"{op.name}#{n}"
+            meta[key] = {"name": op.name, "params": case.params, "n_in": nin,
+                         "mutates": list(op.mutates)}
+            for i, r in enumerate(raws):
+                arrays[f"{key}/in{i}"] = np.asarray(r)
+            n += 1
     return meta, arrays
 
 

@@ -364,6 +364,31 @@ def cases_for(op, nin):
     return same(nin)
 
 
+def forward_cases(op, extra=None):
+    """(nin, case, attrs) of every case of ``op`` whose parameters parse, over the arities
+    of its dense row (a variadic row: those its builder has, else 2 and 3). ``extra`` maps
+    op names to builders used before OVERRIDES (benchmarks/ops_vs_mxnet.py's own cases)."""
+    table = {**OVERRIDES, **(extra or {})}
+    row = next((r for r in op.dispatch if all(s in (D, "*", "...") for s in r.ins)), None)
+    if row is None:
+        return
+    if op.name in (extra or {}) or "..." in row.ins and op.name in table:
+        nins = sorted({len(c.shapes) for c in table[op.name](op, None)})
+    elif "..." not in row.ins:
+        nins = [len(row.ins)]
+    else:
+        nins = [2, 3]
+    for nin in nins:
+        for case in (table[op.name](op, nin) if op.name in table else cases_for(op, nin)) or ():
+            if len(case.shapes) != nin:
+                continue
+            try:
+                attrs = op.params.parse(op.name, dict(case.params))
+            except Exception:  # noqa: BLE001  (a case for another arity)
+                continue
+            yield nin, case, attrs
+
+
 # backward ops with sparse rows: (ograd, data) or (out, label) pairs of one shape
 for _n in ("_backward_abs", "_backward_sign", "_backward_square", "_backward_relu",
            "_backward_ceil", "_backward_floor", "_backward_round", "_backward_rint",
