@@ -182,11 +182,13 @@ def _dot_grad_dense(which):
             r = g.reshape(()) * (yt if which == "lhs" else xt)
         elif which == "lhs":  # contract g's rhs-axes with yt's trailing axes
             n = yt.ndim - 1
-            r = np.tensordot(g, yt, axes=(tuple(range(g.ndim - n, g.ndim)),
-                                          tuple(range(1, yt.ndim))))
+            with blas.gemm_threads(g.size * yt.shape[0]):
+                r = np.tensordot(g, yt, axes=(tuple(range(g.ndim - n, g.ndim)),
+                                              tuple(range(1, yt.ndim))))
         else:
             m = xt.ndim - 1
-            r = np.tensordot(xt, g, axes=(tuple(range(m)), tuple(range(m))))
+            with blas.gemm_threads(g.size * xt.shape[-1]):
+                r = np.tensordot(xt, g, axes=(tuple(range(m)), tuple(range(m))))
         flag = a.transpose_a if which == "lhs" else a.transpose_b
         out = _t(r, flag)
         dt = (x if which == "lhs" else y).dtype

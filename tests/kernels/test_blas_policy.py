@@ -16,6 +16,10 @@ out = {"before": now()}
 x, w = mx.nd.ones((4, 8)), mx.nd.ones((3, 8))
 mx.nd.FullyConnected(x, w, no_bias=True, num_hidden=3).wait_to_read()
 out["after_small_fc"] = now()
+blas.idle_cores = lambda: 0.2  # every core busy: large GEMMs keep one thread too
+with blas.gemm_threads(blas.LARGE_GEMM):
+    out["large_when_busy"] = now()
+blas.idle_cores = lambda: 2.0  # an idle machine
 with blas.gemm_threads(blas.LARGE_GEMM):
     out["in_large_gemm"] = now()
 out["after_large_gemm"] = now()
@@ -47,11 +51,19 @@ def test_one_thread_by_default_all_for_large_gemms_user_limits_kept():
     if out["before"] < 2:
         pytest.skip("BLAS started with one thread here")
     assert out["after_small_fc"] == 1
+    assert out["large_when_busy"] == 1
     assert out["in_large_gemm"] == out["before"]
     assert out["after_large_gemm"] == 1
     # an explicit threadpool_limits is the user's: the policy leaves it alone
     assert out["large_under_user_limit"] == 2 and out["after_under_user_limit"] == 2
     assert out["state"]["active"] and out["state"]["full"] == out["before"]
+
+
+def test_idle_cores_reads_the_load():
+    from sparsym.kernels import blas
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    blas._load[0] = -10.0
+    assert blas.idle_cores() == pytest.approx(n - os.getloadavg()[0], abs=1.0)
 
 
 @pytest.mark.parametrize("var", ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
