@@ -39,7 +39,11 @@ def scatter_nd(data, indices, shape, accumulate=False, base=None):
     out = np.zeros(shape, dtype=data.dtype) if base is None else np.array(base, copy=True)
     pos = nd_index(indices, shape)
     if accumulate:
-        np.add.at(out, pos, data)
+        from .rsp import add_rows_at
+        lead = shape[:len(pos)]
+        flat = np.ravel_multi_index(pos, lead) if pos else np.zeros(1, np.int64)
+        rows = out.reshape((int(np.prod(lead, dtype=np.int64)),) + tuple(shape[len(pos):]))
+        add_rows_at(rows, flat.reshape(-1), np.asarray(data).reshape(flat.size, -1))
     else:
         out[pos] = data
     return out

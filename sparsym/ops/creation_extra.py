@@ -62,7 +62,8 @@ def _arange_like_len(a, shape):
 def _arange_like(a, xs):
     shape = xs[0].shape
     n = _arange_like_len(a, shape)
-    vals = a.start + a.step * (np.arange(n, dtype=np.float64) // a.repeat)
+    i = np.arange(n, dtype=np.int64)  # integer floor division: float64's is ~20x slower
+    vals = a.start + a.step * (i // a.repeat if a.repeat != 1 else i).astype(np.float64)
     vals = vals.astype(xs[0].dtype)
     return (vals.reshape(shape) if a.axis is None else vals,)
 

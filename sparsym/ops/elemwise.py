@@ -224,7 +224,16 @@ def _digamma(x):
     """psi(x) with MXNet's (cephes') value +inf at the poles 0, -1, -2, ... (scipy >= 1.1
     gives -inf at 0 and nan below), so gamma's and gammaln's gradients there match MXNet."""
     from scipy.special import digamma
-    out = digamma(x)
+    neg = x < 0
+    if not np.any(neg):
+        return digamma(x)
+    # negative arguments by reflection, as cephes does: scipy's own path there is ~1000x
+    # slower (30 us per element); tan has period 1, so pi * frac(x) keeps it accurate
+    xn = x[neg].astype(np.float64)
+    out = np.empty_like(digamma(x[:0]), shape=x.shape)
+    out[~neg] = digamma(x[~neg])
+    with np.errstate(divide="ignore", invalid="ignore"):  # the poles are set below
+        out[neg] = digamma(1.0 - xn) - np.pi / np.tan(np.pi * (xn - np.floor(xn)))
     pole = (x <= 0) & (x == np.floor(x))
     if np.any(pole):
         out = np.where(pole, np.inf, out).astype(out.dtype, copy=False)

@@ -172,8 +172,8 @@ def _take_bwd(attrs, xs):
     ids = _take_ids(attrs, idx, a_shape[ax]).reshape(-1)
     gm = np.moveaxis(st.todense(g).reshape(a_shape[:ax] + (ids.size,) + a_shape[ax + 1:]), ax, 0)
     out = np.zeros((a_shape[ax],) + gm.shape[1:], dtype=g.dtype)
-    np.add.at(out, ids, gm)
-    return np.moveaxis(out, 0, ax), np.zeros(idx.shape, dtype=idx.dtype)
+    krsp.add_rows_at(out, ids, gm)
+    return np.ascontiguousarray(np.moveaxis(out, 0, ax)), np.zeros(idx.shape, dtype=idx.dtype)
 
 
 register(OpDef(

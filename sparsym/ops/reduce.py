@@ -122,23 +122,31 @@ _DERIV = {
     "mean": lambda a, x, y: 1.0 / _count(a, x),
     "max": lambda a, x, y: (x == y).astype(x.dtype),
     "min": lambda a, x, y: (x == y).astype(x.dtype),
-    "prod": lambda a, x, y: np.where(x != 0, y / np.where(x != 0, x, 1), _prod_others(a, x)),
+    "prod": lambda a, x, y: _prod_deriv(a, x, y),
     "nansum": lambda a, x, y: (~np.isnan(x)).astype(x.dtype),
     "nanprod": lambda a, x, y: np.where(np.isnan(x), 0,
                                         y / np.where((x != 0) & ~np.isnan(x), x, 1)),
 }
 
 
+def _prod_deriv(a, x, y):
+    """y / x, and where x == 0 the product of the other reduced elements (exact)."""
+    nz = x != 0
+    d = y / np.where(nz, x, 1)
+    return d if nz.all() else np.where(nz, d, _prod_others(a, x))
+
+
 def _prod_others(a, x):
-    """Product of the other reduced elements (the exact gradient where x == 0)."""
+    """Product of the other reduced elements: the products before and after each element
+    (exclusive cumulative products from both ends), O(n)."""
     axes = red_axes(a, x.ndim)
     xm = np.moveaxis(x, axes, tuple(range(len(axes))))
     lead = xm.shape[:len(axes)]
     flat = xm.reshape((-1,) + xm.shape[len(axes):])
-    n = flat.shape[0]
-    out = np.empty_like(flat)
-    for i in range(n):
-        out[i] = np.prod(np.delete(flat, i, axis=0), axis=0)
+    one = np.ones_like(flat[:1])
+    before = np.cumprod(np.concatenate([one, flat[:-1]]), axis=0)
+    after = np.cumprod(np.concatenate([one, flat[::-1][:-1]]), axis=0)[::-1]
+    out = before * after
     return np.moveaxis(out.reshape(lead + xm.shape[len(axes):]), tuple(range(len(axes))), axes)
 
 

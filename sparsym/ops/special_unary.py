@@ -67,7 +67,8 @@ def _hard_sigmoid(a, x):
 
 def _dhard_sigmoid(a, x):
     z = a.alpha * x + a.beta
-    return np.where((z > 0) & (z < 1), a.alpha, 0.0)
+    dt = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    return ((z > 0) & (z < 1)) * dt.type(a.alpha)  # float x's dtype: no float64 temporaries
 
 
 param_unary("hard_sigmoid", Params(alpha=Field("float", 0.2, doc="slope"),

@@ -142,11 +142,21 @@ def _gelu_d(x):
     return 0.5 * (1 + _erf(x / math.sqrt(2))) + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
 
 
+def _leaky(x, slope):
+    """x > 0 ? x : slope * x in x's dtype (for 0 < slope <= 1, max(x, slope * x): two
+    passes, where np.where takes a mask and three)."""
+    y = x * x.dtype.type(slope) if x.dtype.kind == "f" else slope * x
+    if 0 < slope <= 1:
+        return np.maximum(x, y, out=y if y.dtype == x.dtype else None)
+    np.copyto(y, x, where=x > 0)
+    return y
+
+
 def _lrelu_fwd(a, xs):
     x, t = xs[0], a.act_type
     with np.errstate(over="ignore"):
         if t == "leaky":
-            y = np.where(x > 0, x, a.slope * x)
+            y = _leaky(x, a.slope)
         elif t == "elu":
             y = np.where(x > 0, x, a.slope * np.expm1(np.minimum(x, 0)))
         elif t == "selu":
@@ -168,8 +178,10 @@ def _lrelu_bwd(a, xs):
     g, x, y = xs[0], xs[1], xs[2]
     t = a.act_type
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        if t == "leaky":
-            d = np.where(x > 0, 1.0, a.slope)
+        if t == "leaky":  # x > 0 ? g : slope * g, in g's dtype
+            dx = g * g.dtype.type(a.slope)
+            np.copyto(dx, g, where=x > 0)
+            return (dx,)
         elif t == "elu":
             d = np.where(x > 0, 1.0, a.slope * np.exp(np.minimum(x, 0)))
         elif t == "selu":
