@@ -287,11 +287,11 @@ def _pad(a, x):
 def _pad_bwd(a, g, x):
     """Each output position adds its gradient to the input element it copies."""
     pairs = _pairs(a, x.ndim)
+    if a.mode == "constant":  # the interior, as it lies
+        return np.ascontiguousarray(g[tuple(slice(b, b + n) for (b, _), n in
+                                            zip(pairs, x.shape))])
     src = np.arange(x.size, dtype=np.int64).reshape(x.shape)
-    if a.mode == "constant":
-        src = np.pad(src, pairs, mode="constant", constant_values=-1)
-    else:
-        src = np.pad(src, pairs, mode=_np_mode(a))
+    src = np.pad(src, pairs, mode=_np_mode(a))
     keep = src.reshape(-1) >= 0
     flat = np.bincount(src.reshape(-1)[keep], weights=g.reshape(-1)[keep], minlength=x.size)
     return flat.reshape(x.shape)

@@ -292,20 +292,22 @@ def _sm_core(a, xs, log, neg=False):
     x = xs[0].astype(np.float64) if xs[0].dtype == np.float16 else xs[0]
     ax = norm_axis(a.axis, x.ndim, "softmax")
     t = 1.0 if a.temperature is None else a.temperature
-    z = (-x if neg else x) / t
+    z = (-x if neg else x) / t if neg or t != 1.0 else x
     m = _mask(a, x, xs)
     if m is not None:
         z = np.where(m, z, -np.inf)
     zmax = np.max(z, axis=ax, keepdims=True)
     zmax = np.where(np.isfinite(zmax), zmax, 0)
-    z = z - zmax
+    z = z - zmax  # a new array: the passes below work in place
     with np.errstate(divide="ignore", invalid="ignore"):
-        e = np.exp(z)
-        s = e.sum(axis=ax, keepdims=True)
-        y = z - np.log(s) if log else e / s
+        if log:
+            z -= np.log(np.exp(z).sum(axis=ax, keepdims=True))
+        else:
+            np.exp(z, out=z)
+            z /= z.sum(axis=ax, keepdims=True)
     if m is not None:
-        y = np.where(m, y, 0)
-    return y
+        z = np.where(m, z, 0)
+    return z
 
 
 def _out_dtype(a, x):

@@ -90,16 +90,16 @@ def svm_shape(attrs, ins, outs):
 def _svm_bwd(a, xs):
     out, label = xs[0], st.todense(xs[1])
     k = out.shape[-1]
-    o2 = out.reshape(-1, k).astype(np.float64)
+    o2 = out.reshape(-1, k)
     lab = label.reshape(-1).astype(np.int64)
     sign = -np.ones_like(o2)
     sign[np.arange(o2.shape[0]), np.clip(lab, 0, k - 1)] = 1.0
-    slack = a.margin - sign * o2
+    slack = o2.dtype.type(a.margin) - sign * o2  # in the data's dtype, as MXNet
     if a.use_linear:
         g = -sign * (slack > 0)
     else:
         g = -2.0 * sign * np.maximum(slack, 0)
-    g *= a.regularization_coefficient
+    g *= o2.dtype.type(a.regularization_coefficient)
     return (g.reshape(out.shape).astype(out.dtype),)
 
 
