@@ -78,6 +78,15 @@ def dirichlet(x, alpha):
                   + np.log(x)]
 
 
+def uniform_density(x, low, high):
+    """The uniform density itself (1 / width inside, 0 outside): no exp of a log."""
+    width = high - low
+    with np.errstate(divide="ignore"):
+        return np.where((x >= low) & (x <= high), 1 / width, 0.0)
+
+
+# densities computed directly where exp(logp) would only cost time
+DENSITIES = {"uniform": uniform_density}
 PDFS = {"normal": (normal, ("mu", "sigma")), "uniform": (uniform, ("low", "high")),
         "gamma": (gamma, ("alpha", "beta")), "exponential": (exponential, ("lam",)),
         "poisson": (poisson, ("lam",)), "negative_binomial": (negative_binomial, ("k", "p")),

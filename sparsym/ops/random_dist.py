@@ -351,6 +351,8 @@ def _pdf_fwd(dist):
     def k(a, xs):
         x = np.asarray(xs[0], np.float64)
         ps = _pdf_bcast(dist, x, [np.asarray(p, np.float64) for p in xs[1:]])
+        if not a.is_log and dist in kpdf.DENSITIES:
+            return (kpdf.DENSITIES[dist](x, *ps).astype(xs[0].dtype),)
         with np.errstate(divide="ignore", invalid="ignore"):
             logp, _ = fn(x, *ps)
         return ((logp if a.is_log else np.exp(logp)).astype(xs[0].dtype),)

@@ -324,15 +324,20 @@ def _sm_fwd(kind):
 
 def _sm_bwd(kind):
     def k(a, xs):
-        g, y = xs[0].astype(np.float64), xs[1].astype(np.float64)
+        # float32 (or float64) throughout, the row sums accumulated in float64
+        wd = np.result_type(xs[0].dtype, xs[1].dtype, np.float32)
+        g, y = xs[0].astype(wd, copy=False), xs[1].astype(wd, copy=False)
         ax = norm_axis(a.axis, y.ndim, kind)
         t = 1.0 if a.temperature is None else a.temperature
         if kind == "log_softmax":
-            dx = (g - np.exp(y) * g.sum(axis=ax, keepdims=True)) / t
+            dx = g - np.exp(y) * g.sum(axis=ax, keepdims=True, dtype=np.float64).astype(wd)
         else:
-            dx = (g - (g * y).sum(axis=ax, keepdims=True)) * y / t
+            dx = g - (g * y).sum(axis=ax, keepdims=True, dtype=np.float64).astype(wd)
+            dx *= y
             if kind == "softmin":
                 dx = -dx
+        if t != 1.0:
+            dx /= wd.type(t)
         if a.use_length:
             dx = np.where(_mask(a, y, [None, xs[2]]), dx, 0)
         out = (dx.astype(xs[2 if not a.use_length else 3].dtype, copy=False),)
