@@ -57,6 +57,31 @@ SKIP = {
     "_while_loop": "takes a subgraph (mx.nd.contrib.while_loop runs Python loops instead)",
     "_cond": "takes a subgraph (mx.nd.contrib.cond runs Python branches instead)",
 }
+# Why an op stays slower than MXNet, and what would close the gap: added as ``why`` to its
+# records when its ratio is below 1 (and so to the summary's slowest entries)
+_CONV = ("im2col + OpenBLAS sgemm against MXNet's oneDNN direct convolution (JIT AVX2 "
+         "kernels on blocked layouts); a blocked direct kernel (or Winograd for 3x3) in Numba "
+         "would close it")
+_LAPACK = ("LAPACK in float64 (kept for gradient accuracy) against MXNet's float32 calls; "
+           "float32 LAPACK for float32 inputs would halve it")
+_TINY = ("runs at the sweep's size (its (N, 6) affine parameters do not scale): NumPy's "
+         "per-call setup (grids, corner weights) against one C++ kernel; a fused Numba "
+         "kernel would close it")
+NOTES = {
+    "Convolution": _CONV, "Deconvolution": _CONV,
+    "RNN": ("one GEMM per step and gate arithmetic in NumPy against oneDNN's fused RNN "
+            "primitive; a fused Numba cell loop would close most of it"),
+    "CTCLoss": ("alpha-beta per sequence in one Numba thread; MXNet runs the sequences of a "
+                "batch on OpenMP threads; a prange over sequences would close it"),
+    "SpatialTransformer": _TINY, "BilinearSampler": _TINY, "GridGenerator": _TINY,
+    "SoftmaxOutput": ("softmax as NumPy passes (max, exp, sum, divide) against MXNet's one "
+                      "fused pass per row; a Numba row kernel would close it"),
+    "_hypot": "NumPy's hypot has no SIMD loop (MXNet's is vectorised by the compiler)",
+    **dict.fromkeys(("_linalg_gelqf", "_linalg_syevd", "_linalg_syrk", "_linalg_slogdet",
+                     "_linalg_det", "_linalg_inverse", "_linalg_potrf", "_linalg_potri",
+                     "_linalg_trsm", "_linalg_trmm", "_linalg_gemm", "_linalg_gemm2",
+                     "_linalg_sumlogdiag"), _LAPACK),
+}
 QUICK = ("elemwise_add", "broadcast_mul", "_plus_scalar", "exp", "relu", "sum", "dot",
          "FullyConnected", "Convolution", "Pooling", "BatchNorm", "softmax", "transpose",
          "Concat", "take", "topk", "LayerNorm", "where", "clip", "Reshape")
@@ -432,6 +457,8 @@ class Bench:
                 continue
             rec = {"shapes": [list(a.shape) for a in arrays], "scale": k}
             rec.update(self._timed(req, infos))
+            if rec.get("ratio", 1.0) < 1.0 and name in NOTES:
+                rec["why"] = NOTES[name]
             self._drop(req)
             os.remove(path)
             return rec
@@ -482,7 +509,7 @@ def summary(records, command):
         "ops": len({r["op"] for r in records}), "timed": len(timed),
         "skipped": sum("skipped" in r for r in records),
         "below_0.33": [f"{r['op']} {r['mode']}" for r in slow if r["ratio"] < 0.33],
-        "slowest": [{k: r[k] for k in pick} for r in slow[:10]],
+        "slowest": [{k: r[k] for k in pick + ("why",) if k in r} for r in slow[:10]],
         "command": command, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     }
 

@@ -96,7 +96,9 @@ def test_a_failing_call_is_reported_not_raised(tmp_path):
 def test_summary_picks_the_slowest_and_the_geometric_mean():
     recs = [{"op": f"op{i}", "mode": "fwd", "ratio": r, "sparsym_ms": 1.0, "mxnet_ms": r,
              "shapes": [[2]]} for i, r in enumerate((4.0, 0.25, 1.0))]
+    recs[1]["why"] = "a reason"
     recs.append({"op": "opx", "mode": "fwd", "skipped": "why"})
     s = bench.summary(recs, "cmd")
     assert s["geomean"] == 1.0 and s["skipped"] == 1 and s["below_0.33"] == ["op1 fwd"]
     assert [x["op"] for x in s["slowest"]] == ["op1", "op2", "op0"]
+    assert s["slowest"][0]["why"] == "a reason" and "why" not in s["slowest"][1]
