@@ -666,12 +666,14 @@ def deconv_forward(x, w, b, stride, pad, dilate, num_group=1, adj=None, target_s
     wgt = w4.reshape(g, cgi, fg * kh * kw).transpose(0, 2, 1)
     y = np.empty((n, f, oh, ow), dtype=dt)
     nb = _chunk(n, f * kh * kw, L, x4.itemsize)
-    for n0 in range(0, n, nb):
-        n1 = min(n, n0 + nb)
-        m = n1 - n0
-        ws = workspace((m, g, fg * kh * kw, L), dt, 10)
-        cols = np.matmul(wgt, x4[n0:n1].reshape(m, g, cgi, L), out=ws).reshape(m, f * kh * kw, L)
-        y[n0:n1] = col2im(cols, (m, f, oh, ow), (kh, kw), s, p, d, (h, wd))
+    with blas.gemm_threads(n * L * cin * fg * kh * kw):  # the policy: BLAS threads stall
+        for n0 in range(0, n, nb):                        # on busy cores
+            n1 = min(n, n0 + nb)
+            m = n1 - n0
+            ws = workspace((m, g, fg * kh * kw, L), dt, 10)
+            cols = np.matmul(wgt, x4[n0:n1].reshape(m, g, cgi, L), out=ws).reshape(
+                m, f * kh * kw, L)
+            y[n0:n1] = col2im(cols, (m, f, oh, ow), (kh, kw), s, p, d, (h, wd))
     if b is not None:
         y += np.asarray(b, dtype=dt).reshape(1, f, 1, 1)
     return y[:, :, 0, :] if nd == 1 else y
@@ -699,16 +701,17 @@ def deconv_backward(x, w, dy, stride, pad, dilate, num_group=1, adj=None, target
     dx = np.empty_like(x4)
     dwg = np.zeros((g, cgi, kg), dtype=dt)
     nb = _chunk(n, f * kh * kw, L, x4.itemsize)
-    for n0 in range(0, n, nb):
-        n1 = min(n, n0 + nb)
-        m = n1 - n0
-        ws = workspace((m, f * kh * kw, L), dt, 10)
-        dcols = im2col(dy4[n0:n1], (kh, kw), s, p, d, (h, wd), out=ws).reshape(m, g, kg, L)
-        np.matmul(wg, dcols, out=dx[n0:n1].reshape(m, g, cgi, L))
-        xg = x4[n0:n1].reshape(m, g, cgi, L)
-        for a in range(m):
-            for gi in range(g):
-                dwg[gi] += (dcols[a, gi] @ xg[a, gi].T).T
+    with blas.gemm_threads(n * L * cin * kg):
+        for n0 in range(0, n, nb):
+            n1 = min(n, n0 + nb)
+            m = n1 - n0
+            ws = workspace((m, f * kh * kw, L), dt, 10)
+            dcols = im2col(dy4[n0:n1], (kh, kw), s, p, d, (h, wd), out=ws).reshape(m, g, kg, L)
+            np.matmul(wg, dcols, out=dx[n0:n1].reshape(m, g, cgi, L))
+            xg = x4[n0:n1].reshape(m, g, cgi, L)
+            for a in range(m):
+                for gi in range(g):
+                    dwg[gi] += (dcols[a, gi] @ xg[a, gi].T).T
     dw = dwg.reshape(w4.shape)
     db = dy4.sum(axis=(0, 2, 3)) if need_bias else None
     if nd == 1:
