@@ -64,16 +64,15 @@ _CONV = ("im2col + OpenBLAS sgemm against MXNet's oneDNN direct convolution (JIT
          "would close it")
 _LAPACK = ("LAPACK in float64 (kept for gradient accuracy) against MXNet's float32 calls; "
            "float32 LAPACK for float32 inputs would halve it")
-_TINY = ("runs at the sweep's size (its (N, 6) affine parameters do not scale): NumPy's "
-         "per-call setup (grids, corner weights) against one C++ kernel; a fused Numba "
-         "kernel would close it")
 NOTES = {
     "Convolution": _CONV, "Deconvolution": _CONV,
     "RNN": ("one GEMM per step and gate arithmetic in NumPy against oneDNN's fused RNN "
             "primitive; a fused Numba cell loop would close most of it"),
     "CTCLoss": ("alpha-beta per sequence in one Numba thread; MXNet runs the sequences of a "
                 "batch on OpenMP threads; a prange over sequences would close it"),
-    "SpatialTransformer": _TINY, "BilinearSampler": _TINY, "GridGenerator": _TINY,
+    **dict.fromkeys(("BilinearSampler", "SpatialTransformer"), (
+        "a compiled loop on one thread, channels innermost (strided reads) against MXNet's "
+        "OpenMP loop over the batch; a prange over samples would close it")),
     "SoftmaxOutput": ("softmax as NumPy passes (max, exp, sum, divide) against MXNet's one "
                       "fused pass per row; a Numba row kernel would close it"),
     "_hypot": "NumPy's hypot has no SIMD loop (MXNet's is vectorised by the compiler)",
@@ -123,6 +122,14 @@ def extra_cases():
         "_random_randint": [Case({"low": 0, "high": 10, "shape": s2}, ())],
         "_rnn_param_concat": [Case({"num_args": 2, "dim": 0}, (s2, s2))],
         "_linalg_syevd": [Case({}, ((4, 4),))],
+        # a negative dimension keeps its size when the case is scaled (coordinates, the 6
+        # affine parameters); the values are random in [-1, 1]: grids and affine maps
+        # that stay near the image
+        "SpatialTransformer": [Case({"target_shape": (4, 6), "transform_type": "affine",
+                                     "sampler_type": "bilinear"}, (img, (2, -6)))],
+        "BilinearSampler": [Case({}, (img, (2, -2, 4, 6)))],
+        "GridGenerator": [Case({"transform_type": "affine", "target_shape": (4, 6)}, ((2, -6),)),
+                          Case({"transform_type": "warp"}, ((2, -2, 4, 6),))],
         **{op: [Case({"use_sequence_length": True}, ((5, 4, 6), (4,)),
                      values={1: np.array([1, 3, 5, 2], np.float32)})]
            for op in ("SequenceLast", "SequenceMask", "SequenceReverse")},
@@ -310,7 +317,8 @@ def select_ops(patterns=None, quick=False):
 
 
 def _scaled(shape, k):
-    return tuple(d * k if d > 1 else d for d in shape)
+    """Every dimension above 1 times k; a negative one (extra_cases) is kept as -d."""
+    return tuple(-d if d < 0 else d * k if d > 1 else d for d in shape)
 
 
 def candidates(op, max_elems):
@@ -327,8 +335,8 @@ def candidates(op, max_elems):
         shape_param = nin == 0 and "shape" in op.params.fields
         base_shape = tuple(case.params.get("shape") or (4, 6))
         sizes = [p for p in SIZE_PARAMS if isinstance(case.params.get(p), int)]
-        if not shape_param and isinstance(case.params.get("shape"), tuple):
-            sizes.append("shape")
+        sizes += [p for p in ("shape", "target_shape")
+                  if isinstance(case.params.get(p), tuple) and not (shape_param and p == "shape")]
         for k, scale_values, scale_sizes in itertools.product(
                 sorted(SCALES), (True, False), (True, False)):
             if k == 1 and (scale_values or scale_sizes) or (

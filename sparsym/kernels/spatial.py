@@ -7,7 +7,10 @@ result is a new array.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 
 
 def affine_grid(theta, height, width):
@@ -30,48 +33,82 @@ def affine_grid_backward(dgrid, height, width):
     return (dgrid.reshape(n, 2, -1) @ base.T).reshape(n, 6)
 
 
-def _corners(data, grid):
-    """Pixel coordinates, corner indices, weights and zero-padded corner values."""
+@njit(cache=True, nogil=True)
+def _sample_kernel(data, grid, out):
+    """out[i, :, p, q] = bilinear read of data[i] at grid[i, :, p, q] (zero outside)."""
     n, c, h, w = data.shape
-    x = (grid[:, 0].astype(np.float64) + 1) * (w - 1) / 2
-    y = (grid[:, 1].astype(np.float64) + 1) * (h - 1) / 2
-    x0, y0 = np.floor(x).astype(np.int64), np.floor(y).astype(np.int64)
-    a, b = x - x0, y - y0
-    nidx = np.arange(n).reshape(n, 1, 1)
-    vals = []
-    for dy in (0, 1):
-        for dx in (0, 1):
-            xi, yi = x0 + dx, y0 + dy
-            ok = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
-            v = data[nidx, :, np.clip(yi, 0, h - 1), np.clip(xi, 0, w - 1)]  # (N, Ho, Wo, C)
-            vals.append(np.moveaxis(v, -1, 1) * ok[:, None])
-    return x0, y0, a, b, vals
+    for i in range(n):
+        for p in range(grid.shape[2]):
+            for q in range(grid.shape[3]):
+                x = (np.float64(grid[i, 0, p, q]) + 1.0) * (w - 1) / 2.0
+                y = (np.float64(grid[i, 1, p, q]) + 1.0) * (h - 1) / 2.0
+                fx, fy = math.floor(x), math.floor(y)
+                a, b = x - fx, y - fy
+                x0, y0 = int(fx), int(fy)
+                wts = ((1 - a) * (1 - b), a * (1 - b), (1 - a) * b, a * b)
+                for k in range(4):
+                    yi, xi = y0 + k // 2, x0 + k % 2
+                    if 0 <= yi < h and 0 <= xi < w:
+                        wk = wts[k]
+                        for ch in range(c):
+                            out[i, ch, p, q] += wk * data[i, ch, yi, xi]
+
+
+@njit(cache=True, nogil=True)
+def _sample_bwd_kernel(dout, data, grid, ddata, dgrid):
+    """ddata (float64, zeroed) and dgrid of _sample_kernel for the output gradient dout."""
+    n, c, h, w = data.shape
+    for i in range(n):
+        for p in range(grid.shape[2]):
+            for q in range(grid.shape[3]):
+                x = (np.float64(grid[i, 0, p, q]) + 1.0) * (w - 1) / 2.0
+                y = (np.float64(grid[i, 1, p, q]) + 1.0) * (h - 1) / 2.0
+                fx, fy = math.floor(x), math.floor(y)
+                a, b = x - fx, y - fy
+                x0, y0 = int(fx), int(fy)
+                in_tl = 0 <= y0 < h and 0 <= x0 < w
+                in_tr = 0 <= y0 < h and 0 <= x0 + 1 < w
+                in_bl = 0 <= y0 + 1 < h and 0 <= x0 < w
+                in_br = 0 <= y0 + 1 < h and 0 <= x0 + 1 < w
+                gx = 0.0
+                gy = 0.0
+                for ch in range(c):
+                    g = np.float64(dout[i, ch, p, q])
+                    tl = np.float64(data[i, ch, y0, x0]) if in_tl else 0.0
+                    tr = np.float64(data[i, ch, y0, x0 + 1]) if in_tr else 0.0
+                    bl = np.float64(data[i, ch, y0 + 1, x0]) if in_bl else 0.0
+                    br = np.float64(data[i, ch, y0 + 1, x0 + 1]) if in_br else 0.0
+                    if in_tl:
+                        ddata[i, ch, y0, x0] += g * (1 - a) * (1 - b)
+                    if in_tr:
+                        ddata[i, ch, y0, x0 + 1] += g * a * (1 - b)
+                    if in_bl:
+                        ddata[i, ch, y0 + 1, x0] += g * (1 - a) * b
+                    if in_br:
+                        ddata[i, ch, y0 + 1, x0 + 1] += g * a * b
+                    gx += g * ((1 - b) * (tr - tl) + b * (br - bl))
+                    gy += g * ((1 - a) * (bl - tl) + a * (br - tr))
+                dgrid[i, 0, p, q] = gx * ((w - 1) / 2.0)
+                dgrid[i, 1, p, q] = gy * ((h - 1) / 2.0)
+
+
+def _c(x):
+    """C-ordered, float16 read as float32 (Numba has no half arithmetic)."""
+    return np.ascontiguousarray(x, dtype=np.float32 if x.dtype == np.float16 else None)
 
 
 def bilinear_sample(data, grid):
-    """Sample data (N, C, H, W) at grid (N, 2, Ho, Wo) -> (N, C, Ho, Wo)."""
-    _, _, a, b, (tl, tr, bl, br) = _corners(data, grid)
-    a, b = a[:, None], b[:, None]
-    out = (1 - a) * (1 - b) * tl + a * (1 - b) * tr + (1 - a) * b * bl + a * b * br
+    """Sample data (N, C, H, W) at grid (N, 2, Ho, Wo) -> (N, C, Ho, Wo) (compiled: the
+    NumPy gathers of four corners over every channel were ~5x MXNet's time)."""
+    n, c = data.shape[:2]
+    out = np.zeros((n, c) + grid.shape[2:], dtype=np.float64)
+    _sample_kernel(_c(data), _c(grid), out)
     return out.astype(data.dtype, copy=False)
 
 
 def bilinear_sample_backward(dout, data, grid):
     """Gradients (ddata, dgrid) of bilinear_sample for the output gradient dout."""
-    n, c, h, w = data.shape
-    x0, y0, a, b, (tl, tr, bl, br) = _corners(data, grid)
-    g = dout.astype(np.float64)
-    a4, b4 = a[:, None], b[:, None]
-    weights = ((1 - a4) * (1 - b4), a4 * (1 - b4), (1 - a4) * b4, a4 * b4)
-    flat = np.zeros(n * c * h * w)
-    base = (np.arange(n).reshape(n, 1, 1, 1) * c + np.arange(c).reshape(1, c, 1, 1)) * (h * w)
-    for k, (dy, dx) in enumerate(((0, 0), (0, 1), (1, 0), (1, 1))):
-        xi, yi = x0 + dx, y0 + dy
-        ok = ((xi >= 0) & (xi < w) & (yi >= 0) & (yi < h))[:, None]
-        idx = base + (np.clip(yi, 0, h - 1) * w + np.clip(xi, 0, w - 1))[:, None]
-        wt = np.broadcast_to(g * weights[k] * ok, idx.shape)
-        flat += np.bincount(idx.ravel(), weights=wt.ravel(), minlength=flat.size)
-    ddata = flat.reshape(data.shape).astype(data.dtype, copy=False)
-    dx_ = (g * ((1 - b4) * (tr - tl) + b4 * (br - bl))).sum(axis=1) * ((w - 1) / 2)
-    dy_ = (g * ((1 - a4) * (bl - tl) + a4 * (br - tr))).sum(axis=1) * ((h - 1) / 2)
-    return ddata, np.stack([dx_, dy_], axis=1).astype(grid.dtype, copy=False)
+    ddata = np.zeros(data.shape, dtype=np.float64)
+    dgrid = np.empty(grid.shape, dtype=np.float64)
+    _sample_bwd_kernel(_c(dout), _c(data), _c(grid), ddata, dgrid)
+    return ddata.astype(data.dtype, copy=False), dgrid.astype(grid.dtype, copy=False)
