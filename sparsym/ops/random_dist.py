@@ -9,6 +9,7 @@ import numpy as np
 from .. import random as _random
 from ..base import MXNetError, dtype_of
 from ..kernels import pdf as kpdf
+from ..kernels import sampling as ksamp
 from . import rules
 from .grad import kept, multi_bw
 from .nn._common import Checked, D, require
@@ -192,36 +193,17 @@ def _multi_type(attrs, ins, outs):
     return ins, outs
 
 
-def _search_rows(cdf, u, k):
-    """Per row r, searchsorted(cdf[r], u[r], 'right') capped at k - 1: one search over the
-    rows laid end to end (row r's values shifted past row r - 1's), not a loop over rows."""
-    nr = cdf.shape[0]
-    if nr <= 4:
-        return np.stack([np.minimum(np.searchsorted(cdf[r], u[r], side="right"), k - 1)
-                         for r in range(nr)]).reshape(u.shape)
-    if nr > 1024:  # small shifts keep float64's resolution near the values (ulp ~1e-13)
-        return np.concatenate([_search_rows(cdf[r:r + 1024], u[r:r + 1024], k)
-                               for r in range(0, nr, 1024)])
-    # shift row r by r * span: rows stay ordered and apart, values keep their order
-    span = 2.0 * max(float(np.max(np.abs(cdf))), float(np.max(np.abs(u))), 1.0)
-    shift = (np.arange(nr, dtype=np.float64) * span)[:, None]
-    flat = (cdf + shift).reshape(-1)
-    pos = np.searchsorted(flat, (u + shift).reshape(-1), side="right").reshape(u.shape)
-    return np.minimum(pos - np.arange(nr, dtype=np.int64)[:, None] * k, k - 1)
-
-
 def _multinomial(a, xs):
-    p = np.asarray(xs[0], np.float64)
+    p = xs[0]
     k = p.shape[-1]
     extra = tuple(a.shape or ())
-    rows = p.reshape(-1, k)
     n = int(np.prod(extra, dtype=np.int64)) if extra else 1
-    cdf = np.cumsum(rows, axis=1)
-    u = _random.rng().random((rows.shape[0], n)) * cdf[:, -1:]
-    idx = _search_rows(cdf, u, k)
+    u = _random.rng().random((p.size // max(k, 1), n))
+    idx = ksamp.draw_rows(p.reshape(-1, k), u)
     out_shape = (p.shape[:-1] + extra) or (1,)
     res = (idx.reshape(out_shape).astype(dtype_of(a.dtype)),)
     if a.get_prob:
+        rows = np.asarray(p, np.float64).reshape(-1, k)
         lp = np.log(np.take_along_axis(rows, idx, axis=1))
         res += (lp.reshape(out_shape).astype(xs[0].dtype),)
     return res
@@ -349,10 +331,10 @@ def _pdf_fwd(dist):
     fn = kpdf.PDFS[dist][0]
 
     def k(a, xs):
+        if not a.is_log and dist in kpdf.DENSITIES:  # the parameters lead the samples' axes
+            return (kpdf.DENSITIES[dist](xs[0], *xs[1:]).astype(xs[0].dtype),)
         x = np.asarray(xs[0], np.float64)
         ps = _pdf_bcast(dist, x, [np.asarray(p, np.float64) for p in xs[1:]])
-        if not a.is_log and dist in kpdf.DENSITIES:
-            return (kpdf.DENSITIES[dist](x, *ps).astype(xs[0].dtype),)
         with np.errstate(divide="ignore", invalid="ignore"):
             logp, _ = fn(x, *ps)
         return ((logp if a.is_log else np.exp(logp)).astype(xs[0].dtype),)
