@@ -73,6 +73,10 @@ NOTES = {
     **dict.fromkeys(("BilinearSampler", "SpatialTransformer"), (
         "a compiled loop on one thread, channels innermost (strided reads) against MXNet's "
         "OpenMP loop over the batch; a prange over samples would close it")),
+    "_contrib_MultiBoxPrior": ("anchors built by NumPy broadcasting in float64 and a stack "
+                               "against one OpenMP fill loop; a compiled fill would close it"),
+    "_contrib_box_nms": ("the greedy suppression walks the candidates in a Python loop over a "
+                         "full IoU matrix; a compiled greedy loop would close it"),
     "SoftmaxOutput": ("softmax as NumPy passes (max, exp, sum, divide) against MXNet's one "
                       "fused pass per row; a Numba row kernel would close it"),
     "_hypot": "NumPy's hypot has no SIMD loop (MXNet's is vectorised by the compiler)",
