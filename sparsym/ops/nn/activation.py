@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ... import random as _random
+from ...kernels import elementwise as kelem
 from .. import rules
 from ..grad import bw, kept, multi_bw
 from ..params import Field, Params
@@ -179,9 +180,7 @@ def _lrelu_bwd(a, xs):
     t = a.act_type
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         if t == "leaky":  # x > 0 ? g : slope * g, in g's dtype
-            dx = g * g.dtype.type(a.slope)
-            np.copyto(dx, g, where=x > 0)
-            return (dx,)
+            return (kelem.positive_or_scaled(x, g, a.slope),)
         elif t == "elu":
             d = np.where(x > 0, 1.0, a.slope * np.exp(np.minimum(x, 0)))
         elif t == "selu":
