@@ -75,8 +75,9 @@ NOTES = {
         "OpenMP loop over the batch; a prange over samples would close it")),
     "_contrib_MultiBoxPrior": ("anchors built by NumPy broadcasting in float64 and a stack "
                                "against one OpenMP fill loop; a compiled fill would close it"),
-    "_contrib_box_nms": ("the greedy suppression walks the candidates in a Python loop over a "
-                         "full IoU matrix; a compiled greedy loop would close it"),
+    "_contrib_box_nms": ("the full IoU matrix of the candidates in NumPy float64 before the "
+                         "compiled greedy loop; MXNet computes the overlaps it needs inside "
+                         "its loop, which a compiled IoU would match"),
     "SoftmaxOutput": ("softmax as NumPy passes (max, exp, sum, divide) against MXNet's one "
                       "fused pass per row; a Numba row kernel would close it"),
     "_hypot": "NumPy's hypot has no SIMD loop (MXNet's is vectorised by the compiler)",

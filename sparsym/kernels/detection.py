@@ -7,6 +7,7 @@ inputs; loops run over one batch item at a time with the box-to-box work vectori
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 __all__ = ["to_corner", "to_center", "iou", "nms", "bipartite", "multibox_prior",
            "multibox_target", "multibox_detection", "decode_center"]
@@ -44,6 +45,19 @@ def iou(a, b, fmt="corner"):
     return out
 
 
+@njit(cache=True, nogil=True)
+def _suppress(ious, ids, by_id, thresh, alive):
+    """Greedy suppression over candidates sorted by score: each survivor removes the later
+    ones overlapping it by more than ``thresh`` (of its own id when ``by_id``)."""
+    n = alive.shape[0]
+    for i in range(n):
+        if not alive[i]:
+            continue
+        for j in range(i + 1, n):
+            if alive[j] and ious[i, j] > thresh and (not by_id or ids[j] == ids[i]):
+                alive[j] = False
+
+
 def nms(data, overlap_thresh, valid_thresh, topk, coord_start, score_index, id_index,
         background_id, force_suppress, in_format, out_format):
     """Non-maximum suppression over the last two axes of ``data`` (..., N, K).
@@ -72,15 +86,11 @@ def nms(data, overlap_thresh, valid_thresh, topk, coord_start, score_index, id_i
         if in_format == "center":
             boxes = to_corner(boxes)
         ious = iou(boxes, boxes)
-        ids = rows[cand, id_index] if id_index >= 0 else None
+        by_id = id_index >= 0 and not force_suppress
+        ids = rows[cand, id_index] if by_id else np.zeros(len(cand))
         alive = np.ones(len(cand), dtype=bool)
-        for i in range(len(cand)):
-            if not alive[i]:
-                continue
-            hit = ious[i, i + 1:] > overlap_thresh
-            if ids is not None and not force_suppress:
-                hit &= ids[i + 1:] == ids[i]
-            alive[i + 1:] &= ~hit
+        _suppress(np.ascontiguousarray(ious, dtype=np.float64), ids, by_id,
+                  float(overlap_thresh), alive)
         kept = cand[alive]
         res = rows[kept]
         if in_format != out_format:
