@@ -25,6 +25,7 @@ from numba import njit, prange
 
 from ..base import ShapeError
 from ..storage import RSP, todense
+from . import _twins
 from ._arrays import rows2
 from ._twins import twins
 
@@ -43,7 +44,18 @@ __all__ = [
     "ftml_update", "ftml_update_lazy",
 ]
 
-PARALLEL_MIN = 1 << 17  # values touched from which the parallel kernel is used
+PARALLEL_MIN = 1 << 17  # values touched from which the parallel kernel may be used
+
+
+def _run(kern, size, *args):
+    """Run ``kern``'s serial twin, or from PARALLEL_MIN values on the one the measured gate
+    picks (a parallel update whose worker is descheduled on a busy machine stalls the
+    step); the parallel twin compiles only once the serial one has earned it."""
+    if size < PARALLEL_MIN:
+        kern[0](*args)
+        return
+    _twins.run_gated(("optim", kern[0].py_func.__name__), size, lambda: kern[0](*args),
+                     lambda: kern[1](*args), kern[1])
 _NOROWS = np.zeros(0, dtype=np.int64)
 
 
@@ -107,8 +119,7 @@ def _dense(kern, where, w, g, states, *scalars):
     W = _2d(w, "weight")
     G = np.ascontiguousarray(g).reshape(W.shape)
     S = [_2d(s, f"state {i}") for i, s in enumerate(states)]
-    k = kern[1] if w.size >= PARALLEL_MIN else kern[0]
-    k(W, G, *S, _NOROWS, False, *scalars)
+    _run(kern, w.size, W, G, *S, _NOROWS, False, *scalars)
 
 
 def _lazy(kern, where, w, g, states, *scalars):
@@ -126,8 +137,7 @@ def _lazy(kern, where, w, g, states, *scalars):
     G = np.ascontiguousarray(g.data).reshape(nnr, W.shape[1])
     rows = np.ascontiguousarray(g.indices, dtype=np.int64)
     S = [_2d(s, f"state {i}") for i, s in enumerate(states)]
-    k = kern[1] if G.size >= PARALLEL_MIN else kern[0]
-    k(W, G, *S, rows, True, *scalars)
+    _run(kern, G.size, W, G, *S, rows, True, *scalars)
 
 
 # ----------------------------------------------------------------------------- kernels

@@ -218,7 +218,10 @@ def test_lazy_updates_only_grad_rows(name, dtype):
 
 
 @pytest.mark.parametrize("name", ["sgd", "adam"])
-def test_parallel_path_matches_serial(name):
+def test_parallel_path_matches_serial(name, monkeypatch):
+    from sparsym.kernels import _twins
+    monkeypatch.setattr(_twins, "_ADAPTIVE", False)  # the parallel twin, compiled at once
+    monkeypatch.setattr(_twins, "COMPILE_AFTER_S", 0.0)
     dense, lazy, _, k, nonneg, args = CASES[name]
     rng = np.random.default_rng(7)
     shape = (O.PARALLEL_MIN // 16 + 5, 32)  # above the parallel threshold
