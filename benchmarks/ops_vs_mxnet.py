@@ -73,8 +73,6 @@ NOTES = {
     **dict.fromkeys(("BilinearSampler", "SpatialTransformer"), (
         "a compiled loop on one thread, channels innermost (strided reads) against MXNet's "
         "OpenMP loop over the batch; a prange over samples would close it")),
-    "_contrib_MultiBoxPrior": ("anchors built by NumPy broadcasting in float64 and a stack "
-                               "against one OpenMP fill loop; a compiled fill would close it"),
     "_contrib_box_nms": ("the full IoU matrix of the candidates in NumPy float64 before the "
                          "compiled greedy loop; MXNet computes the overlaps it needs inside "
                          "its loop, which a compiled IoU would match"),

@@ -142,7 +142,7 @@ def bipartite(scores, is_ascend, threshold, topk):
     return rows.reshape(scores.shape[:-1]), cols.reshape(scores.shape[:-2] + (m,))
 
 
-def multibox_prior(height, width, sizes, ratios, clip, steps, offsets):
+def multibox_prior(height, width, sizes, ratios, clip, steps, offsets, dtype=np.float64):
     """Anchor boxes (1, height*width*A, 4), A = len(sizes) + len(ratios) - 1: per pixel,
     every size at the first ratio, then the first size at every other ratio."""
     step_y = steps[0] if steps[0] > 0 else 1.0 / height
@@ -157,11 +157,15 @@ def multibox_prior(height, width, sizes, ratios, clip, steps, offsets):
         rr = np.sqrt(r)
         half.append((sizes[0] * height / width * rr / 2, sizes[0] / rr / 2))
     hw = np.array(half)                                     # (A, 2): half width, height
-    y = np.broadcast_to(cy[:, None, None], (height, width, len(half)))
-    x = np.broadcast_to(cx[None, :, None], (height, width, len(half)))
-    out = np.stack([x - hw[:, 0], y - hw[:, 1], x + hw[:, 0], y + hw[:, 1]], axis=-1)
+    # x depends on (column, anchor) and y on (row, anchor) only: compute those small planes
+    # and broadcast them into the output (one strided write each, no (H, W, A) temporaries)
+    xs = (cx[:, None] - hw[:, 0], cx[:, None] + hw[:, 0])  # (W, A)
+    ys = (cy[:, None] - hw[:, 1], cy[:, None] + hw[:, 1])  # (H, A)
     if clip:
-        out = np.clip(out, 0.0, 1.0)
+        xs, ys = [np.clip(v, 0.0, 1.0) for v in xs], [np.clip(v, 0.0, 1.0) for v in ys]
+    out = np.empty((height, width, len(half), 4), dtype=dtype)
+    out[..., 0], out[..., 2] = xs[0][None], xs[1][None]
+    out[..., 1], out[..., 3] = ys[0][:, None], ys[1][:, None]
     return out.reshape(1, -1, 4)
 
 

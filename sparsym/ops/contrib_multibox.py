@@ -57,8 +57,8 @@ def _prior_kernel(a, xs):
     _check(len(a.steps) == 2 and len(a.offsets) == 2, "MultiBoxPrior",
            "steps and offsets take 2 values (y, x)")
     out = kdet.multibox_prior(x.shape[2], x.shape[3], a.sizes, a.ratios, a.clip, a.steps,
-                              a.offsets)
-    return (out.astype(x.dtype),)
+                              a.offsets, dtype=x.dtype)
+    return (out,)
 
 
 register(OpDef(
