@@ -78,6 +78,17 @@ NOTES = {
                          "its loop, which a compiled IoU would match"),
     "SoftmaxOutput": ("softmax as NumPy passes (max, exp, sum, divide) against MXNet's one "
                       "fused pass per row; a Numba row kernel would close it"),
+    "exp": ("float32 exp computed in float64 and rounded (NumPy's SIMD float32 exp is 1 ulp "
+            "off where MXNet's expf is not; float64 exp has no SIMD loop here); a correctly "
+            "rounded float32 exp kernel would close it"),
+    "transpose": ("NumPy's strided copy of the transposed view against MXNet's blocked "
+                  "(cache-tiled) transpose; a tiled compiled copy would close it"),
+    **dict.fromkeys(("_random_pdf_normal", "_random_pdf_gamma", "_random_pdf_exponential",
+                     "_random_pdf_poisson", "_random_pdf_negative_binomial",
+                     "_random_pdf_generalized_negative_binomial", "_random_pdf_dirichlet"), (
+        "log densities and their partials in float64 NumPy passes (exp/log without SIMD in "
+        "float64) against MXNet's fused float32 kernels; a compiled float32 kernel per "
+        "distribution would close it")),
     "_hypot": "NumPy's hypot has no SIMD loop (MXNet's is vectorised by the compiler)",
     **dict.fromkeys(("_linalg_gelqf", "_linalg_syevd", "_linalg_syrk", "_linalg_slogdet",
                      "_linalg_det", "_linalg_inverse", "_linalg_potrf", "_linalg_potri",
