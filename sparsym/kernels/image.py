@@ -332,48 +332,60 @@ def saturation(x, alpha):
     return store(f * np.float32(alpha) + gray * np.float32(1 - alpha), x.dtype)
 
 
-def _rgb_to_hls(r, g, b):
-    vmax = np.maximum(np.maximum(r, g), b)
-    vmin = np.minimum(np.minimum(r, g), b)
-    diff = vmax - vmin
-    light = (vmax + vmin) * np.float32(0.5)
-    has = diff > np.finfo(np.float32).eps
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sat = np.where(light < 0.5, diff / (vmax + vmin), diff / (np.float32(2) - vmax - vmin))
-        k = np.float32(60) / diff
-        hue = np.where(vmax == r, (g - b) * k,
-                       np.where(vmax == g, (b - r) * k + np.float32(120),
-                                (r - g) * k + np.float32(240)))
-    hue = np.where(hue < 0, hue + np.float32(360), hue)
-    return (np.where(has, hue, 0).astype(np.float32), light,
-            np.where(has, sat, 0).astype(np.float32))
-
-
 # per sector of 60 degrees: which of (p2, p1, rising, falling) feeds b, g, r
 _SECTORS = np.array([[1, 3, 0], [1, 0, 2], [3, 0, 1], [0, 2, 1], [0, 1, 3], [2, 1, 0]])
 
 
-def _hls_to_rgb(hue, light, sat):
-    p2 = np.where(light <= 0.5, light * (1 + sat), light + sat - light * sat).astype(np.float32)
-    p1 = (2 * light - p2).astype(np.float32)
-    h = np.mod(hue * np.float32(1.0 / 60.0), np.float32(6)).astype(np.float32)
-    sector = np.minimum(h.astype(np.int64), 5)
-    h = h - sector
-    tab = np.stack([p2, p1, p1 + (p2 - p1) * (1 - h), p1 + (p2 - p1) * h], axis=-1)
-    pick = _SECTORS[sector]
-    b, g, r = (np.take_along_axis(tab, pick[..., i:i + 1], -1)[..., 0] for i in range(3))
-    gray = sat == 0
-    return (np.where(gray, light, r), np.where(gray, light, g), np.where(gray, light, b))
+@njit(cache=True, nogil=True)
+def _hue_shift(f, shift, sectors, out):
+    """RGB (values in [0, 1], float32, (P, 3)) -> HLS, hue + ``shift`` degrees, -> RGB * 255."""
+    eps = np.finfo(np.float32).eps
+    half, one, two = np.float32(0.5), np.float32(1), np.float32(2)
+    tab = np.empty(4, np.float32)
+    for p in range(f.shape[0]):
+        r, g, b = f[p, 0], f[p, 1], f[p, 2]
+        vmax = max(max(r, g), b)
+        vmin = min(min(r, g), b)
+        diff = vmax - vmin
+        light = (vmax + vmin) * half
+        hue = np.float32(0)
+        sat = np.float32(0)
+        if diff > eps:
+            sat = diff / (vmax + vmin) if light < half else diff / (two - vmax - vmin)
+            k = np.float32(60) / diff
+            if vmax == r:
+                hue = (g - b) * k
+            elif vmax == g:
+                hue = (b - r) * k + np.float32(120)
+            else:
+                hue = (r - g) * k + np.float32(240)
+            if hue < 0:
+                hue += np.float32(360)
+        if sat == 0:
+            out[p, 0] = out[p, 1] = out[p, 2] = light * np.float32(255)
+            continue
+        p2 = light * (one + sat) if light <= half else light + sat - light * sat
+        p1 = two * light - p2
+        h = (hue + shift) * np.float32(1.0 / 60.0)
+        h = h - np.float32(6) * np.floor(h / np.float32(6))
+        sector = min(int(h), 5)
+        h -= np.float32(sector)
+        tab[0], tab[1] = p2, p1
+        tab[2] = p1 + (p2 - p1) * (one - h)
+        tab[3] = p1 + (p2 - p1) * h
+        out[p, 2] = tab[sectors[sector, 0]] * np.float32(255)
+        out[p, 1] = tab[sectors[sector, 1]] * np.float32(255)
+        out[p, 0] = tab[sectors[sector, 2]] * np.float32(255)
+    return out
 
 
 def hue(x, alpha):
     """(H, W, C): rotate the hue by ``alpha * 360`` degrees in HLS space (MXNet's rule)."""
     if x.shape[-1] == 1:
         return x.copy()
-    f = x.astype(np.float32) / np.float32(255)
-    h, lum, s = _rgb_to_hls(f[..., 0], f[..., 1], f[..., 2])
-    r, g, b = _hls_to_rgb(h + np.float32(alpha * 360.0), lum, s)
-    return store(np.stack([r, g, b], axis=-1) * np.float32(255), x.dtype)
+    f = (x.astype(np.float32) / np.float32(255)).reshape(-1, 3)
+    out = _hue_shift(f, np.float32(alpha * 360.0), _SECTORS, np.empty_like(f))
+    return store(out.reshape(x.shape), x.dtype)
 
 
 def lighting(x, alpha):
