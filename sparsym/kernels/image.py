@@ -252,7 +252,7 @@ def resize(img, width, height, interp=BILINEAR):
                         w_in - 1)
         sy = np.minimum(np.floor(np.arange(height) * (1.0 / (height / h_in))).astype(np.int64),
                         h_in - 1)
-        return np.ascontiguousarray(img[..., sy, :, :][..., :, sx, :])
+        return np.take(np.take(img, sy, axis=-3), sx, axis=-2)
     sx, sy = w_in / width, h_in / height
     int_x, int_y = round(sx), round(sy)
     area_fast = (abs(sx - int_x) < np.finfo(float).eps and abs(sy - int_y) < np.finfo(float).eps)
