@@ -1,8 +1,9 @@
-"""Dense Pooling kernels with MXNet 1.x semantics; data NCHW (2-D) or NCW (1-D).
+"""Dense Pooling kernels with MXNet 1.x semantics; data NCDHW (3-D), NCHW (2-D) or NCW (1-D).
 
 Window (a, b) covers rows [a*sh - ph, a*sh - ph + kh) clipped to [0, H) for the reduction.
 'avg' divides by the window area clipped to the *padded* extent [-ph, H+ph) when
-count_include_pad, else by the area clipped to the image; 'full' uses ceil for the output size.
+count_include_pad, else by the area clipped to the image; 'full' uses ceil for the output size,
+'same' (MXNet: 1-D, no padding) gives ceil(size / stride) windows clipped at the end.
 Max ties route the gradient to the first maximum in row-major scan order.
 """
 from __future__ import annotations
@@ -29,76 +30,70 @@ def _window(a, s, p, k, size):
     return start, end_pad, lo, hi
 
 
-@njit(cache=True, nogil=True)
-def _pool_fwd(x, y, kh, kw, sh, sw, ph, pw, mode, cip, lowest, t0, t1):
-    """Planes t0..t1-1 of the forward pass."""
-    n_pl, h, w = x.shape
-    oh, ow = y.shape[1], y.shape[2]
-    for t in range(t0, t1):
-        for a in range(oh):
-            hs, he, h0, h1 = _window(a, sh, ph, kh, h)
-            for b in range(ow):
-                ws, we, w0, w1 = _window(b, sw, pw, kw, w)
-                if mode == 0:
-                    m = lowest
-                    for i in range(h0, h1):
-                        for j in range(w0, w1):
-                            v = x[t, i, j]
-                            if v > m:
-                                m = v
-                    y[t, a, b] = m
-                else:
-                    acc = 0.0
-                    for i in range(h0, h1):
-                        for j in range(w0, w1):
-                            acc += x[t, i, j]
-                    if mode == 1:
-                        if cip:
-                            den = (he - hs) * (we - ws)
-                        else:
-                            den = max(h1 - h0, 0) * max(w1 - w0, 0)
-                        y[t, a, b] = acc / den if den > 0 else 0.0
-                    else:
-                        y[t, a, b] = acc
+@njit(cache=True, inline="always")
+def _den(cip, wd, wh, ww):
+    """avg's divisor: the window clipped to the padded extent, or to the data."""
+    if cip:
+        return (wd[1] - wd[0]) * (wh[1] - wh[0]) * (ww[1] - ww[0])
+    return max(wd[3] - wd[2], 0) * max(wh[3] - wh[2], 0) * max(ww[3] - ww[2], 0)
 
 
 @njit(cache=True, nogil=True)
-def _pool_bwd(x, dy, dx, kh, kw, sh, sw, ph, pw, mode, cip, t0, t1):
-    """Planes t0..t1-1 of the backward pass (planes never share dx entries)."""
-    n_pl, h, w = x.shape
-    oh, ow = dy.shape[1], dy.shape[2]
+def _pool_run(x, y, dx, k, s, p, mode, cip, lowest, backward, t0, t1):
+    """Planes t0..t1-1 (planes (depth, height, width); 1-D and 2-D pooling have unit
+    leading extents). Forward writes ``y``; backward reads ``y`` as the output gradient and
+    adds into ``dx`` (planes never share dx entries). Max ties: the first in scan order."""
+    n_pl, d, h, w = x.shape
+    od, oh, ow = y.shape[1], y.shape[2], y.shape[3]
     for t in range(t0, t1):
-        for a in range(oh):
-            hs, he, h0, h1 = _window(a, sh, ph, kh, h)
-            for b in range(ow):
-                ws, we, w0, w1 = _window(b, sw, pw, kw, w)
-                g = dy[t, a, b]
-                if mode == 0:
-                    bi = -1
-                    bj = -1
-                    for i in range(h0, h1):
-                        for j in range(w0, w1):
-                            if bi < 0 or x[t, i, j] > x[t, bi, bj]:
-                                bi = i
-                                bj = j
-                    if bi >= 0:
-                        dx[t, bi, bj] += g
-                else:
-                    if mode == 1:
-                        if cip:
-                            den = (he - hs) * (we - ws)
-                        else:
-                            den = max(h1 - h0, 0) * max(w1 - w0, 0)
+        for e in range(od):
+            wd = _window(e, s[0], p[0], k[0], d)
+            for a in range(oh):
+                wh = _window(a, s[1], p[1], k[1], h)
+                for b in range(ow):
+                    ww = _window(b, s[2], p[2], k[2], w)
+                    if mode == 0 and not backward:   # a plain max: the fast loop
+                        m = lowest
+                        for q in range(wd[2], wd[3]):
+                            for i in range(wh[2], wh[3]):
+                                for j in range(ww[2], ww[3]):
+                                    if x[t, q, i, j] > m:
+                                        m = x[t, q, i, j]
+                        y[t, e, a, b] = m
+                        continue
+                    if mode == 0:
+                        m, bq, bi, bj = lowest, -1, -1, -1
+                        for q in range(wd[2], wd[3]):
+                            for i in range(wh[2], wh[3]):
+                                for j in range(ww[2], ww[3]):
+                                    if bi < 0 or x[t, q, i, j] > m:
+                                        m, bq, bi, bj = x[t, q, i, j], q, i, j
+                        if bi >= 0:
+                            dx[t, bq, bi, bj] += y[t, e, a, b]
+                        continue
+                    den = _den(cip, wd, wh, ww) if mode == 1 else 1
+                    if backward:
                         if den <= 0:
                             continue
-                        g = g / den
-                    for i in range(h0, h1):
-                        for j in range(w0, w1):
-                            dx[t, i, j] += g
+                        g = y[t, e, a, b] / den
+                        for q in range(wd[2], wd[3]):
+                            for i in range(wh[2], wh[3]):
+                                for j in range(ww[2], ww[3]):
+                                    dx[t, q, i, j] += g
+                        continue
+                    acc = 0.0
+                    for q in range(wd[2], wd[3]):
+                        for i in range(wh[2], wh[3]):
+                            for j in range(ww[2], ww[3]):
+                                acc += x[t, q, i, j]
+                    y[t, e, a, b] = acc / den if den > 0 else 0.0
 
 
 def pool_out_size(size, k, stride, pad, convention):
-    """Output extent: floor (valid) or ceil (full) of (size + 2*pad - k)/stride, plus one."""
+    """Output extent: floor (valid) or ceil (full) of (size + 2*pad - k)/stride, plus one;
+    'same' (no padding; windows past the end are clipped): ceil(size / stride)."""
+    if convention == "same":
+        return -(-size // stride)
     span = size + 2 * pad - k
     if span < 0:
         raise ShapeError(f"pooling kernel {k} larger than padded input {size + 2 * pad}")
@@ -106,18 +101,20 @@ def pool_out_size(size, k, stride, pad, convention):
         return span // stride + 1
     if convention == "full":
         return -(-span // stride) + 1
-    raise ParamError(f"pooling_convention must be 'valid' or 'full', got {convention!r}")
+    raise ParamError(f"pooling_convention must be 'valid', 'full' or 'same', "
+                     f"got {convention!r}")
 
 
 def _params(x, kernel, stride, pad, pool_type, global_pool, convention):
     nd = x.ndim - 2
-    if nd not in (1, 2):
-        raise ShapeError(f"pooling supports NCW and NCHW data, got ndim={x.ndim}")
+    if nd not in (1, 2, 3):
+        raise ShapeError(f"pooling supports NCW, NCHW and NCDHW data, got ndim={x.ndim}")
     if pool_type not in _MODES:
         raise ParamError(f"pool_type must be one of {sorted(_MODES)}, got {pool_type!r}")
     sp = x.shape[2:]
     if global_pool:
         k, s, p = tuple(sp), (1,) * nd, (0,) * nd
+        convention = "valid"
     else:
         def tup(v, name, default):
             v = () if v is None else ((int(v),) * nd if np.isscalar(v) else tuple(map(int, v)))
@@ -128,20 +125,20 @@ def _params(x, kernel, stride, pad, pool_type, global_pool, convention):
             return v
         k = tup(kernel, "kernel", 1)
         s = tup(stride, "stride", 1)
-        p = tup(pad, "pad", 0)
+        # 'same' takes no padding; MXNet accepts an all-zero pad of any length with it
+        p = (0,) * nd if convention == "same" else tup(pad, "pad", 0)
         if min(k) < 1 or min(s) < 1 or min(p) < 0:
             raise ShapeError(f"invalid kernel={k} stride={s} pad={p}")
     out = tuple(pool_out_size(sp[i], k[i], s[i], p[i], convention) for i in range(nd))
-    if nd == 1:
-        k, s, p, out = (1,) + k, (1,) + s, (0,) + p, (1,) + out
-    return nd, k, s, p, out
+    lead = 3 - nd   # unit leading dims: every case runs as 3-D pooling
+    return nd, (1,) * lead + k, (1,) * lead + s, (0,) * lead + p, (1,) * lead + out
 
 
-def _as3(x, nd):
+def _as4(x, nd):
     dt = x.dtype if x.dtype in (np.float32, np.float64) else np.float64
     n, c = x.shape[:2]
-    h = 1 if nd == 1 else x.shape[2]
-    return np.ascontiguousarray(x, dtype=dt).reshape(n * c, h, x.shape[-1])
+    sp = (1,) * (3 - nd) + tuple(x.shape[2:])
+    return np.ascontiguousarray(x, dtype=dt).reshape((n * c,) + sp)
 
 
 def _by_planes(kernel, args, n_planes, work):
@@ -155,13 +152,12 @@ def pool_forward(x, kernel, stride, pad, pool_type="max", global_pool=False,
     """Pooling(x): x NCHW/NCW float32/float64 -> new array (N, C, OH[, OW]) of the same dtype."""
     nd, k, s, p, out = _params(x, kernel, stride, pad, pool_type, global_pool,
                                pooling_convention)
-    x3 = _as3(x, nd)
-    y = np.empty((x3.shape[0],) + out, dtype=x3.dtype)
-    lowest = np.finfo(x3.dtype).min
-    args = (k[0], k[1], s[0], s[1], p[0], p[1], _MODES[pool_type], bool(count_include_pad),
-            x3.dtype.type(lowest))
-    _by_planes(_pool_fwd, (x3, y) + args, x3.shape[0], x3.size)
-    return y.reshape(x.shape[:2] + out[2 - nd:])
+    x4 = _as4(x, nd)
+    y = np.empty((x4.shape[0],) + out, dtype=x4.dtype)
+    lowest = np.finfo(x4.dtype).min
+    args = (k, s, p, _MODES[pool_type], bool(count_include_pad), x4.dtype.type(lowest), False)
+    _by_planes(_pool_run, (x4, y, y) + args, x4.shape[0], x4.size)
+    return y.reshape(x.shape[:2] + out[3 - nd:])
 
 
 def pool_backward(x, y, dy, kernel, stride, pad, pool_type="max", global_pool=False,
@@ -169,11 +165,11 @@ def pool_backward(x, y, dy, kernel, stride, pad, pool_type="max", global_pool=Fa
     """Gradient of pool_forward w.r.t. x (y is accepted for API symmetry and not read)."""
     nd, k, s, p, out = _params(x, kernel, stride, pad, pool_type, global_pool,
                                pooling_convention)
-    x3 = _as3(x, nd)
-    if tuple(dy.shape) != tuple(x.shape[:2]) + out[2 - nd:]:
+    x4 = _as4(x, nd)
+    if tuple(dy.shape) != tuple(x.shape[:2]) + out[3 - nd:]:
         raise ShapeError(f"dy shape {dy.shape} does not match the pooling output")
-    dy3 = np.ascontiguousarray(dy, dtype=x3.dtype).reshape((x3.shape[0],) + out)
-    dx = np.zeros_like(x3)
-    args = (k[0], k[1], s[0], s[1], p[0], p[1], _MODES[pool_type], bool(count_include_pad))
-    _by_planes(_pool_bwd, (x3, dy3, dx) + args, x3.shape[0], x3.size)
+    dy4 = np.ascontiguousarray(dy, dtype=x4.dtype).reshape((x4.shape[0],) + out)
+    dx = np.zeros_like(x4)
+    args = (k, s, p, _MODES[pool_type], bool(count_include_pad), x4.dtype.type(0), True)
+    _by_planes(_pool_run, (x4, dy4, dx) + args, x4.shape[0], x4.size)
     return dx.reshape(x.shape)

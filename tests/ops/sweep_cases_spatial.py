@@ -374,3 +374,104 @@ FORWARD["UpSampling"] = lambda op, nin: (
             ((1, 2, 4, 4), (1, 1, 2, 2), (1, 3, 8, 8)), ref=_upsample_nearest_ref)])
 GRADIENT["UpSampling"] = [({"scale": 2, "sample_type": "bilinear", "num_args": 2},
                            {"data": _r(1, 2, 3, 4), "weight": _r(2, 1, 4, 4)}, None)]
+
+
+# ----------------------------------------------------------------------------- v1 records
+def _pool_ref(a, xs, raws):
+    """Pooling window by window over any number of spatial dims ('valid'/'full'; avg
+    counts the padding, as Pooling_v1 does)."""
+    import itertools
+    x = xs[0].astype(np.float64)
+    nd = x.ndim - 2
+    k, s = a["kernel"], a.get("stride") or (1,) * nd
+    p = a.get("pad") or (0,) * nd
+    full = a.get("pooling_convention") == "full"
+    out_sp = [(-(-(x.shape[2 + i] + 2 * p[i] - k[i]) // s[i]) if full else
+               (x.shape[2 + i] + 2 * p[i] - k[i]) // s[i]) + 1 for i in range(nd)]
+    out = np.zeros(x.shape[:2] + tuple(out_sp))
+    for pos in itertools.product(*(range(o) for o in out_sp)):
+        lo = [pos[i] * s[i] - p[i] for i in range(nd)]
+        hi_pad = [min(lo[i] + k[i], x.shape[2 + i] + p[i]) for i in range(nd)]
+        win = x[(slice(None), slice(None)) + tuple(
+            slice(max(lo[i], 0), min(lo[i] + k[i], x.shape[2 + i])) for i in range(nd))]
+        t = a.get("pool_type", "max")
+        if t == "max":
+            v = win.max(axis=tuple(range(2, 2 + nd)))
+        else:
+            v = win.sum(axis=tuple(range(2, 2 + nd)))
+            if t == "avg":
+                v = v / np.prod([hi_pad[i] - lo[i] for i in range(nd)])
+        out[(slice(None), slice(None)) + pos] = v
+    return out
+
+
+def _conv_ref(a, xs, raws):
+    """Convolution as a sum over kernel offsets of shifted slices (stride, pad)."""
+    import itertools
+    x, w = xs[0].astype(np.float64), xs[1].astype(np.float64)
+    nd = x.ndim - 2
+    s = a.get("stride") or (1,) * nd
+    p = a.get("pad") or (0,) * nd
+    xp = np.pad(x, ((0, 0), (0, 0)) + tuple((q, q) for q in p))
+    k = w.shape[2:]
+    osp = [(xp.shape[2 + i] - k[i]) // s[i] + 1 for i in range(nd)]
+    out = np.zeros((x.shape[0], w.shape[0]) + tuple(osp))
+    for off in itertools.product(*(range(kk) for kk in k)):
+        patch = xp[(slice(None), slice(None)) + tuple(
+            slice(off[i], off[i] + (osp[i] - 1) * s[i] + 1, s[i]) for i in range(nd))]
+        out += np.einsum("nc...,fc->nf...", patch, w[(slice(None), slice(None)) + off])
+    if len(xs) > 2:
+        out += xs[2].reshape((1, -1) + (1,) * nd)
+    return out
+
+
+def _bn_infer_ref(relu):
+    def ref(a, xs, raws):
+        x, g, b, mm, mv = (v.astype(np.float64) for v in xs)
+        g = np.ones_like(g) if a.get("fix_gamma", True) else g
+        bs = (1, -1) + (1,) * (x.ndim - 2)
+        y = (x - mm.reshape(bs)) / np.sqrt(mv.reshape(bs) + a.get("eps", 1e-3)) \
+            * g.reshape(bs) + b.reshape(bs)
+        return np.maximum(y, 0) if relu else y
+    return ref
+
+
+_P3 = (2, 2, 4, 5, 6)
+FORWARD["Pooling_v1"] = lambda op, nin: [
+    Case({"kernel": (2, 3), "stride": (2, 1), "pad": (1, 1), "pool_type": t,
+          "pooling_convention": c}, ((2, 3, 5, 6),), ref=_pool_ref)
+    for t, c in (("max", "valid"), ("avg", "full"), ("sum", "valid"))] + [
+    Case({"kernel": (2, 3, 2), "stride": (2, 2, 3), "pool_type": t}, (_P3,), ref=_pool_ref)
+    for t in ("max", "avg")]
+FORWARD["Convolution_v1"] = lambda op, nin: [
+    Case({"kernel": (3, 2), "num_filter": 2, "stride": (2, 1), "pad": (1, 0),
+          "no_bias": nin == 2}, ((2, 3, 5, 6),) + (None,) * (nin - 1), ref=_conv_ref)]
+_BN_SHAPES = ((2, 3, 2, 2), (3,), (3,), (3,), (3,))  # MXNet: 4-D for the ReLU op
+FORWARD["BatchNorm_v1"] = lambda op, nin: [
+    Case({"fix_gamma": fg}, _BN_SHAPES, full=(4,), positive=True, ref=_bn_infer_ref(False))
+    for fg in (True, False)]
+FORWARD["_contrib_BatchNormWithReLU"] = lambda op, nin: [
+    Case({"fix_gamma": fg}, _BN_SHAPES, full=(4,), positive=True, ref=_bn_infer_ref(True))
+    for fg in (True, False)]
+_BN_VALUES = {"data": _r(4, 3, 2), "gamma": _r(3) + 1.5, "beta": _r(3),
+              "moving_mean": _r(3), "moving_var": _r(3) + 1.5}
+GRADIENT["BatchNorm_v1"] = [({"fix_gamma": False}, _BN_VALUES, ["data", "gamma", "beta"])]
+# ReLU's kink: the normalised data are kept away from zero by a large beta
+GRADIENT["_contrib_BatchNormWithReLU"] = [
+    ({"fix_gamma": False}, dict(_BN_VALUES, beta=np.array([3.0, -3.0, 3.0])),
+     ["data", "gamma", "beta"])]
+_DISTINCT3 = _rng.permutation(int(np.prod(_P3))).reshape(_P3) * 0.01
+GRADIENT["Pooling_v1"] = [
+    ({"kernel": (2, 3), "stride": (2, 1), "pad": (1, 1), "pool_type": "avg",
+      "pooling_convention": "full"}, {"data": _r(2, 3, 5, 6)}, None),
+    ({"kernel": (2, 3, 2), "stride": (2, 2, 3), "pool_type": "max"}, {"data": _DISTINCT3},
+     None)]
+GRADIENT["Convolution_v1"] = [
+    ({"kernel": (3, 2), "num_filter": 2, "stride": (2, 1), "pad": (1, 0)},
+     {"data": _r(2, 3, 5, 6), "weight": _r(2, 3, 3, 2), "bias": _r(2)}, None)]
+GRADIENT["Pooling"] = [
+    ({"kernel": (3, 2, 2), "stride": (2, 1, 2), "pad": (1, 0, 1), "pool_type": "avg",
+      "count_include_pad": False}, {"data": _r(*_P3)}, None),
+    ({"kernel": (2, 2, 3), "pool_type": "lp", "p_value": 2}, {"data": _r(*_P3)}, None),
+    ({"kernel": (5,), "stride": (3,), "pool_type": "avg", "pooling_convention": "same"},
+     {"data": _r(2, 3, 10)}, None)]

@@ -294,14 +294,14 @@ register(OpDef(
 # ----------------------------------------------------------------------------- Pooling
 def _pool_check(op, a):
     if not a.global_pool:
-        require(len(a.kernel) in (1, 2), op,
-                f"kernel must have 1 or 2 dims (1-D or 2-D pooling), got {a.kernel}")
+        require(len(a.kernel) in (1, 2, 3), op,
+                f"kernel must have 1, 2 or 3 dims (1-D to 3-D pooling), got {a.kernel}")
     require(all(d > 0 for d in a.kernel), op, f"kernel dims must be positive, got {a.kernel}")
     require(all(d > 0 for d in a.stride), op, f"stride must be positive, got {a.stride}")
     require(all(d >= 0 for d in a.pad), op, f"pad must be non-negative, got {a.pad}")
-    require(a.pooling_convention != "same", op,
-            "pooling_convention='same' is not supported; use 'valid' or 'full'")
-    if a.pool_type == "lp":
+    require(a.pooling_convention != "same" or not any(a.pad), op,
+            f"Same pooling convention disables the use of pad parameter (got pad={a.pad})")
+    if a.pool_type == "lp" and "p_value" in a:
         require(a.p_value is not None and a.p_value >= 1, op,
                 f"p_value must be a positive int for lp pooling, got {a.p_value}")
 
@@ -313,17 +313,18 @@ _POOL = Checked(
     global_pool=Field("bool", False, doc="pool over the whole spatial extent"),
     cudnn_off=Field("bool", False, doc="ignored (no cuDNN)"),
     pooling_convention=Field("str", "valid", choices=("full", "same", "valid"),
-                             doc="'valid' floors the output size, 'full' takes the ceiling"),
+                             doc="'valid' floors the output size, 'full' takes the ceiling, "
+                                 "'same' gives ceil(size / stride) (no padding)"),
     stride=Field("shape", (), doc="default 1 per dim"),
     pad=Field("shape", (), doc="default 0 per dim"),
     p_value=Field("int_or_none", None, doc="p of lp pooling"),
     count_include_pad=Field("bool_or_none", None,
                             doc="avg: count padded positions in the divisor (default True)"),
-    layout=Field("str_or_none", None, choices=(None, "NCW", "NCHW", "NWC", "NHWC")))
+    layout=Field("str_or_none", None, choices=_LAYOUTS))
 
 
 def _pool_cl(a):
-    return a.layout in ("NWC", "NHWC", "NDHWC")
+    return a.get("layout") in ("NWC", "NHWC", "NDHWC")
 
 
 def pool_shape(attrs, ins, outs):
@@ -331,8 +332,9 @@ def pool_shape(attrs, ins, outs):
     if data is None:
         return ins, outs
     nd = len(data) - 2
-    if nd not in (1, 2):
-        raise rules.Conflict("shape", 0, "input", "3-D (NCW) or 4-D (NCHW) data", data)
+    if nd not in (1, 2, 3):
+        raise rules.Conflict("shape", 0, "input", "3-D (NCW), 4-D (NCHW) or 5-D (NCDHW) data",
+                             data)
     cl = _pool_cl(attrs)
     n, c = data[0], (data[-1] if cl else data[1])
     sp = tuple(data[1:-1]) if cl else tuple(data[2:])
@@ -348,7 +350,7 @@ def pool_shape(attrs, ins, outs):
             if sp[i] is None:
                 osp.append(None)
                 continue
-            if sp[i] + 2 * p[i] < attrs.kernel[i]:
+            if sp[i] + 2 * p[i] < attrs.kernel[i] and attrs.pooling_convention != "same":
                 raise rules.Conflict("shape", 0, "input",
                                      f"spatial dims >= kernel {attrs.kernel} after padding", data)
             osp.append(kpool.pool_out_size(sp[i], attrs.kernel[i], s[i], p[i],
@@ -366,7 +368,8 @@ def _from_cf(a, y):
 
 
 def _pool_args(a):
-    cip = True if a.count_include_pad is None else a.count_include_pad
+    cip = a.get("count_include_pad")
+    cip = True if cip is None else cip
     return dict(kernel=a.kernel or None, stride=a.stride or None, pad=a.pad or None,
                 global_pool=a.global_pool, pooling_convention=a.pooling_convention,
                 count_include_pad=cip)
@@ -398,9 +401,10 @@ def _pool_bwd(a, xs):
     return (_from_cf(a, dx).astype(xs[1].dtype, copy=False),)
 
 
-def _pool_grad(node, og):
-    return [bw("_backward_Pooling", [og[0], node.inputs[0], (node, 0)], node, "backward",
-               **kept(node))]
+def _pool_grad_of(bname):
+    def grad(node, og):
+        return [bw(bname, [og[0], node.inputs[0], (node, 0)], node, "backward", **kept(node))]
+    return grad
 
 
 _pool_bwd_shape = rules.grads_like_inputs(1)
@@ -408,20 +412,22 @@ _pool_bwd_shape = rules.grads_like_inputs(1)
 
 register(OpDef(
     "Pooling", params=_POOL, dispatch=(Dispatch((D,), (D,), _pool_fwd),),
-    infer_shape=pool_shape, infer_type=rules.same_type, gradient=_pool_grad,
-    doc="""1-D or 2-D pooling: max, avg, sum or lp, optionally global.
+    infer_shape=pool_shape, infer_type=rules.same_type,
+    gradient=_pool_grad_of("_backward_Pooling"),
+    doc="""1-D, 2-D or 3-D pooling: max, avg, sum or lp, optionally global.
 
-    'valid' output extent floor((x + 2p - k)/s) + 1, 'full' uses the ceiling (Caffe).
+    'valid' output extent floor((x + 2p - k)/s) + 1, 'full' uses the ceiling (Caffe),
+    'same' ceil(x / s) without padding (windows past the end are clipped).
     avg divides by the window clipped to the padded input when count_include_pad (default),
     else by the number of real elements.
 
     Parameters
     ----------
-    data : Symbol or NDArray (NCW/NCHW, or NWC/NHWC with ``layout``)
+    data : Symbol or NDArray (NCW/NCHW/NCDHW, or NWC/NHWC/NDHWC with ``layout``)
     kernel : tuple of int (required unless global_pool)
     pool_type : {'max', 'avg', 'sum', 'lp'}, default 'max'
     global_pool : bool, default False
-    pooling_convention : {'valid', 'full'}, default 'valid'
+    pooling_convention : {'valid', 'full', 'same'}, default 'valid'
     stride, pad : tuple of int, default ()
     p_value : int (lp pooling)
     count_include_pad : bool or None (True)
@@ -438,3 +444,48 @@ register(OpDef(
     dispatch=(Dispatch((D, D, D), (D,), _pool_bwd),),
     infer_shape=_pool_bwd_shape, infer_type=rules.same_type))
 
+
+
+# ----------------------------------------------------------------------------- Pooling_v1
+_POOL_V1 = Checked(
+    _pool_check,
+    kernel=Field("shape", (), doc="window size (ignored with global_pool)"),
+    pool_type=Field("str", "max", choices=("avg", "max", "sum")),
+    global_pool=Field("bool", False, doc="pool over the whole spatial extent"),
+    pooling_convention=Field("str", "valid", choices=("full", "valid")),
+    stride=Field("shape", (), doc="default 1 per dim"),
+    pad=Field("shape", (), doc="default 0 per dim"))
+
+register(OpDef(
+    "Pooling_v1", params=_POOL_V1, dispatch=(Dispatch((D,), (D,), _pool_fwd),),
+    infer_shape=pool_shape, infer_type=rules.same_type,
+    gradient=_pool_grad_of("_backward_Pooling_v1"),
+    doc="""MXNet's first Pooling (max, avg or sum; 'valid' or 'full'; avg counts padding):
+    the same kernels as Pooling.
+
+    Parameters
+    ----------
+    data : Symbol or NDArray (NCW/NCHW/NCDHW)
+    kernel : tuple of int (required unless global_pool)
+    pool_type : {'max', 'avg', 'sum'}, default 'max'
+    global_pool : bool, default False
+    pooling_convention : {'valid', 'full'}, default 'valid'
+    stride, pad : tuple of int, default ()
+    """))
+register(OpDef(
+    "_backward_Pooling_v1", params=_POOL_V1, inputs=("ograd", "data", "out"),
+    dispatch=(Dispatch((D, D, D), (D,), _pool_bwd),),
+    infer_shape=_pool_bwd_shape, infer_type=rules.same_type))
+
+
+# ----------------------------------------------------------------------------- Convolution_v1
+register(OpDef(
+    "Convolution_v1", params=_CONV, inputs=_inputs, dispatch=_rows(_conv_fwd),
+    infer_shape=conv_shape, infer_type=rules.same_type,
+    gradient=_grad("_backward_Convolution_v1"),
+    doc="""MXNet's first Convolution: the same parameters (in the same order), defaults and
+    kernels as Convolution; see its documentation."""))
+register(OpDef(
+    "_backward_Convolution_v1", params=_CONV, inputs=("ograd", "data", "weight"),
+    num_outputs=lambda a: 2 if a.no_bias else 3, dispatch=(Dispatch((D, D, D), (D,), _conv_bwd),),
+    infer_shape=_bwd_shape, infer_type=rules.same_type))
