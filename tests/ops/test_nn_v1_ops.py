@@ -75,3 +75,14 @@ def test_same_pooling_covers_the_input_with_ceil_windows():
     np.testing.assert_allclose(y.asnumpy().ravel(), [2.0, 5.0, 7.5, 9.0])
     with pytest.raises(mx.MXNetError, match="disables the use of pad"):
         mx.nd.Pooling(x, kernel=2, stride=2, pad=2, pooling_convention="same")
+
+
+def test_sync_batchnorm_reports_mean_and_variance_as_mxnet():
+    x = mx.nd.array(np.arange(12).reshape(2, 2, 3, 1) ** 1.5 / 10)
+    with mx.autograd.record():
+        _, mean, var = mx.nd.contrib.SyncBatchNorm(x, mx.nd.ones(2), mx.nd.zeros(2),
+                                                   mx.nd.zeros(2), mx.nd.ones(2), key="k",
+                                                   output_mean_var=True, fix_gamma=False)
+    # MXNet 1.9.1's values: the third output is the (biased) batch variance
+    np.testing.assert_allclose(mean.asnumpy(), [0.99455, 1.99137], atol=2e-5)
+    np.testing.assert_allclose(var.asnumpy(), [0.81087, 1.49445], atol=2e-5)

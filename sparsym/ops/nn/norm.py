@@ -145,6 +145,21 @@ def _bn_bwd(a, xs):
             dbeta.astype(gamma.dtype, copy=False))
 
 
+def bn_fwd_var(a, xs):
+    """BatchNorm's forward whose third output is the variance (BatchNorm_v1 and
+    SyncBatchNorm report it so), not the inverse std."""
+    y, mean, invstd = _bn_fwd(a, xs)
+    var = 1.0 / np.square(invstd.astype(np.float64)) - a.eps
+    return y, mean, var.astype(invstd.dtype)
+
+
+def bn_bwd_var(a, xs):
+    """Gradient of :func:`bn_fwd_var`: inputs (ograd, data, gamma, mean, var)."""
+    g, x, gamma, mean, var = xs
+    invstd = (1.0 / np.sqrt(var.astype(np.float64) + a.eps)).astype(var.dtype)
+    return _bn_bwd(a, (g, x, gamma, mean, invstd))
+
+
 def _bn_grad(node, og):
     ins = [og[0], node.inputs[0], node.inputs[1], (node, 1), (node, 2)]
     return multi_bw("_backward_BatchNorm", ins, node, "backward", 3, **kept(node)) + [None, None]

@@ -9,7 +9,17 @@ from ..grad import kept, multi_bw
 from ..params import Attrs
 from ..registry import Dispatch, OpDef, register
 from ._common import Checked, D
-from .norm import _BN, BN_FIELDS, _bn_bwd, _bn_bwd_shape, _bn_check, _bn_fwd, bn_shape
+from .norm import (
+    _BN,
+    BN_FIELDS,
+    _bn_bwd,
+    _bn_bwd_shape,
+    _bn_check,
+    _bn_fwd,
+    bn_bwd_var,
+    bn_fwd_var,
+    bn_shape,
+)
 
 _BN_INPUTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
 _V1 = Checked(_bn_check, **BN_FIELDS)
@@ -21,15 +31,11 @@ def _as_bn(a):
 
 
 def _v1_fwd(a, xs):
-    y, mean, invstd = _bn_fwd(_as_bn(a), xs)
-    var = 1.0 / np.square(invstd.astype(np.float64)) - a.eps   # MXNet's v1 outputs the var
-    return y, mean, var.astype(invstd.dtype)
+    return bn_fwd_var(_as_bn(a), xs)
 
 
 def _v1_bwd(a, xs):
-    g, x, gamma, mean, var = xs
-    invstd = (1.0 / np.sqrt(var.astype(np.float64) + a.eps)).astype(var.dtype)
-    return _bn_bwd(_as_bn(a), (g, x, gamma, mean, invstd))
+    return bn_bwd_var(_as_bn(a), xs)
 
 
 def _bn_like_grad(bname):

@@ -8,7 +8,7 @@ from ..grad import kept, multi_bw
 from ..params import Attrs, Field
 from ..registry import Dispatch, OpDef, register
 from ._common import Checked, D, require
-from .norm import BN_FIELDS, _bn_bwd, _bn_bwd_shape, _bn_fwd, bn_shape
+from .norm import BN_FIELDS, _bn_bwd_shape, bn_bwd_var, bn_fwd_var, bn_shape
 
 
 def _sync_check(op, a):
@@ -44,14 +44,15 @@ register(OpDef(
     aux=("moving_mean", "moving_var"), mutates=(3, 4), needs_is_train=True,
     num_outputs=3, num_visible_outputs=lambda a: 3 if a.output_mean_var else 1,
     output_names=("output", "mean", "var"),
-    dispatch=(Dispatch((D, D, D, D, D), (D,), lambda a, xs: _bn_fwd(_as_bn(a), xs)),),
+    dispatch=(Dispatch((D, D, D, D, D), (D,), lambda a, xs: bn_fwd_var(_as_bn(a), xs)),),
     infer_shape=lambda a, ins, outs: bn_shape(_as_bn(a), ins, outs),
     gradient=_sync_grad,
     doc="""Batch normalization with statistics shared by ``ndev`` devices (MXNet's
     contrib.SyncBatchNorm); the channel axis is 1.
 
     With ``ndev=1`` it computes exactly what ``BatchNorm(axis=1)`` computes, including the
-    in-place update of the moving statistics in training. ``ndev > 1`` raises
+    in-place update of the moving statistics in training, except that its extra outputs
+    (``output_mean_var``) are the mean and the variance, as MXNet's. ``ndev > 1`` raises
     NotImplementedError: sparsym runs one device's call at a time and has no cross-device
     barrier.
 
@@ -76,6 +77,6 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward__contrib_SyncBatchNorm", params=_SYNC,
-    inputs=("ograd", "data", "gamma", "mean", "invstd"), num_outputs=3, needs_is_train=True,
-    dispatch=(Dispatch((D, D, D, D, D), (D,), lambda a, xs: _bn_bwd(_as_bn(a), xs)),),
+    inputs=("ograd", "data", "gamma", "mean", "var"), num_outputs=3, needs_is_train=True,
+    dispatch=(Dispatch((D, D, D, D, D), (D,), lambda a, xs: bn_bwd_var(_as_bn(a), xs)),),
     infer_shape=_bn_bwd_shape))
