@@ -475,3 +475,29 @@ GRADIENT["Pooling"] = [
     ({"kernel": (2, 2, 3), "pool_type": "lp", "p_value": 2}, {"data": _r(*_P3)}, None),
     ({"kernel": (5,), "stride": (3,), "pool_type": "avg", "pooling_convention": "same"},
      {"data": _r(2, 3, 10)}, None)]
+
+
+# ----------------------------------------------------------------------------- Crop
+def _crop_ref(a, xs, raws):
+    """Crop entry by entry."""
+    x = xs[0]
+    h, w = xs[1].shape[2:] if len(xs) == 2 else a["h_w"]
+    H, W = x.shape[2:]
+    top, left = ((H - h) // 2, (W - w) // 2) if a.get("center_crop") else a.get("offset",
+                                                                                 (0, 0))
+    out = np.zeros(x.shape[:2] + (h, w))
+    for i in range(h):
+        for j in range(w):
+            out[:, :, i, j] = x[:, :, top + i, left + j]
+    return out
+
+
+FORWARD["Crop"] = lambda op, nin: [
+    Case({"num_args": 1, "h_w": (3, 4), "offset": (2, 1)}, ((2, 3, 6, 7),), ref=_crop_ref),
+    Case({"num_args": 1, "h_w": (3, 4), "center_crop": True}, ((2, 3, 6, 7),), ref=_crop_ref),
+    Case({"num_args": 2, "center_crop": True}, ((2, 3, 6, 7), (1, 1, 2, 5)), ref=_crop_ref),
+    Case({"num_args": 2, "offset": (3, 1)}, ((2, 3, 6, 7), (1, 1, 2, 5)), ref=_crop_ref)]
+GRADIENT["Crop"] = [({"num_args": 1, "h_w": (3, 4), "offset": (2, 1)},
+                     {"arg0": _r(2, 3, 6, 7)}, None),
+                    ({"num_args": 2, "center_crop": True},
+                     {"arg0": _r(1, 2, 6, 7), "arg1": _r(1, 1, 2, 5)}, ["arg0"])]

@@ -96,3 +96,14 @@ def test_bilinear_upsampling_creates_its_weight_and_reproduces_bilinear_interpol
     x = mx.nd.ones((1, 2, 3, 3))
     y = mx.nd.UpSampling(x, w, sample_type="bilinear", scale=2, num_filter=2).asnumpy()
     np.testing.assert_allclose(y[0, :, 1:-1, 1:-1], 1.0, rtol=1e-6)  # away from the border
+
+
+def test_crop_to_a_size_or_like_another_input():
+    x = mx.nd.arange(2 * 3 * 6 * 7).reshape((2, 3, 6, 7))
+    y = mx.nd.Crop(x, h_w=(3, 4), offset=(1, 2), num_args=1)
+    np.testing.assert_array_equal(y.asnumpy(), x.asnumpy()[:, :, 1:4, 2:6])
+    s = mx.sym.Crop(mx.sym.var("a"), mx.sym.var("b"), num_args=2, center_crop=True)
+    assert s.list_arguments() == ["a", "b"]
+    assert s.infer_shape(a=(2, 3, 6, 7), b=(1, 1, 2, 5))[1] == [(2, 3, 2, 5)]
+    with pytest.raises(mx.MXNetError, match="offset"):
+        mx.nd.Crop(x, h_w=(3, 4), offset=(4, 0), num_args=1)
