@@ -1,5 +1,6 @@
 """Integer-bin ROI pooling kernels (dense): ROIPooling (Fast R-CNN's max pooling) and
-PSROIPooling (R-FCN's position-sensitive average pooling), forward and data gradient.
+PSROIPooling (R-FCN's position-sensitive average pooling), forward and data gradient, and
+DeformablePSROIPooling (its bilinear-sampled form with learned per-part offsets).
 
 Both cut a ROI into (PH, PW) bins on whole pixels, as MXNet: the bin ``p`` of an extent of
 ``size`` pixels starting at ``start`` covers [floor(p*size/P + start), ceil((p+1)*size/P
@@ -16,7 +17,7 @@ import numpy as np
 from ..base import IndexOutOfRange
 
 __all__ = ["roi_pool_forward", "roi_pool_backward", "psroi_pool_forward",
-           "psroi_pool_backward"]
+           "psroi_pool_backward", "deformable_psroi_forward", "deformable_psroi_backward"]
 
 
 def _round(v):
@@ -132,3 +133,96 @@ def psroi_pool_backward(dy, data, rois, spatial_scale, output_dim, pooled, group
         share = dy[r, :, i, j].astype(np.float64) / ((he - hs) * (we - ws))
         g[b, chans, hs:he, ws:we] += share[:, None, None]
     return g.astype(data.dtype)
+
+
+def _deform_samples(roi, trans_r, a, h, w, pooled, i, j, chans_class):
+    """Sample points of bin (i, j) of every output channel: (y, x) each (K, S*S) clipped to
+    the map, the valid mask, the bin's trans cell (part row, part col) and the ROI size."""
+    s = a["sample_per_part"]
+    x1 = _round(float(roi[1])) * a["spatial_scale"] - 0.5
+    y1 = _round(float(roi[2])) * a["spatial_scale"] - 0.5
+    x2 = (_round(float(roi[3])) + 1.0) * a["spatial_scale"] - 0.5
+    y2 = (_round(float(roi[4])) + 1.0) * a["spatial_scale"] - 0.5
+    rw, rh = max(x2 - x1, 0.1), max(y2 - y1, 0.1)
+    bh, bw = rh / pooled, rw / pooled
+    part = a["part_size"]
+    pi, pj = int(math.floor(i / pooled * part)), int(math.floor(j / pooled * part))
+    if trans_r is None:
+        tx = ty = np.zeros(len(chans_class))
+    else:   # per output channel, its class's offsets
+        tx = trans_r[2 * chans_class, pi, pj] * a["trans_std"]
+        ty = trans_r[2 * chans_class + 1, pi, pj] * a["trans_std"]
+    grid = np.arange(s)
+    xs = (j * bw + x1 + tx * rw)[:, None, None] + (grid * (bw / s))[None, None, :]
+    ys = (i * bh + y1 + ty * rh)[:, None, None] + (grid * (bh / s))[None, :, None]
+    xs, ys = np.broadcast_arrays(xs, ys)
+    xs, ys = xs.reshape(len(tx), -1), ys.reshape(len(tx), -1)
+    valid = (xs >= -0.5) & (xs <= w - 0.5) & (ys >= -0.5) & (ys <= h - 0.5)
+    return (np.clip(ys, 0.0, h - 1.0), np.clip(xs, 0.0, w - 1.0), valid, (pi, pj), rw, rh)
+
+
+def _deform_bins(data, rois, trans, a):
+    """Yield (r, batch, i, j, input channels, classes, samples) of every bin."""
+    n, c, h, w = data.shape
+    od, pooled, group = a["output_dim"], a["pooled_size"], a["group_size"]
+    n_cls = 1 if trans is None else trans.shape[1] // 2
+    cls = np.arange(od) // (od // n_cls)
+    for r, roi in enumerate(rois):
+        b = _batch(roi, n)
+        for i in range(pooled):
+            for j in range(pooled):
+                chans = _ps_channels(od, group, pooled, i, j)
+                yield r, b, i, j, chans, cls, _deform_samples(
+                    roi, None if trans is None else trans[r], a, h, w, pooled, i, j, cls)
+
+
+def _corners(ys, xs):
+    y0, x0 = np.floor(ys).astype(np.int64), np.floor(xs).astype(np.int64)
+    y1, x1 = np.ceil(ys).astype(np.int64), np.ceil(xs).astype(np.int64)
+    return y0, x0, y1, x1, ys - y0, xs - x0
+
+
+def deformable_psroi_forward(data, rois, trans, a):
+    """(R, output_dim, P, P): each bin averages the bilinear samples of its position-
+    sensitive channel on a sample_per_part grid shifted by the ROI's learned offsets."""
+    od, p = a["output_dim"], a["pooled_size"]
+    out = np.zeros((rois.shape[0], od, p, p))
+    x = data.astype(np.float64)
+    for r, b, i, j, chans, _, (ys, xs, valid, _, _, _) in _deform_bins(data, rois, trans, a):
+        y0, x0, y1, x1, dy, dx = _corners(ys, xs)
+        plane = x[b][chans[:, None], :, :]   # (K, 1, H, W)
+        k = np.arange(od)[:, None]
+        v = ((1 - dx) * (1 - dy) * plane[k, 0, y0, x0] + (1 - dx) * dy * plane[k, 0, y1, x0]
+             + dx * (1 - dy) * plane[k, 0, y0, x1] + dx * dy * plane[k, 0, y1, x1])
+        cnt = valid.sum(axis=1)
+        out[r, :, i, j] = np.where(cnt > 0, (v * valid).sum(axis=1) / np.maximum(cnt, 1), 0)
+    return out.astype(data.dtype)
+
+
+def deformable_psroi_backward(dy_out, data, rois, trans, a):
+    """(d data, d trans or None): bilinear weights back to the data; the offsets' gradient
+    through the samples' slopes, scaled by trans_std and the ROI size (as MXNet)."""
+    x = data.astype(np.float64)
+    g = np.zeros(data.shape)
+    gt = None if trans is None else np.zeros(trans.shape)
+    od = a["output_dim"]
+    k = np.arange(od)[:, None]
+    for r, b, i, j, chans, cls, (ys, xs, valid, (pi, pj), rw, rh) in _deform_bins(
+            data, rois, trans, a):
+        cnt = valid.sum(axis=1)
+        share = np.where(cnt > 0, dy_out[r, :, i, j] / np.maximum(cnt, 1), 0)[:, None] * valid
+        y0, x0, y1, x1, dy, dx = _corners(ys, xs)
+        cc = np.broadcast_to(chans[:, None], ys.shape)
+        for yy, xx, wt in ((y0, x0, (1 - dx) * (1 - dy)), (y1, x0, (1 - dx) * dy),
+                           (y0, x1, dx * (1 - dy)), (y1, x1, dx * dy)):
+            np.add.at(g[b], (cc, yy, xx), share * wt)
+        if gt is not None:
+            pl = x[b][chans[:, None], :, :]
+            u00, u01 = pl[k, 0, y0, x0], pl[k, 0, y1, x0]
+            u10, u11 = pl[k, 0, y0, x1], pl[k, 0, y1, x1]
+            gx = ((u11 - u01) * dy + (u10 - u00) * (1 - dy)) * share
+            gy = ((u11 - u10) * dx + (u01 - u00) * (1 - dx)) * share
+            std = a["trans_std"]
+            np.add.at(gt[r], (2 * cls, pi, pj), gx.sum(axis=1) * std * rw)
+            np.add.at(gt[r], (2 * cls + 1, pi, pj), gy.sum(axis=1) * std * rh)
+    return g.astype(data.dtype), None if gt is None else gt.astype(trans.dtype)

@@ -501,3 +501,20 @@ GRADIENT["Crop"] = [({"num_args": 1, "h_w": (3, 4), "offset": (2, 1)},
                      {"arg0": _r(2, 3, 6, 7)}, None),
                     ({"num_args": 2, "center_crop": True},
                      {"arg0": _r(1, 2, 6, 7), "arg1": _r(1, 1, 2, 5)}, ["arg0"])]
+
+
+# ----------------------------------------------------------------------------- deformable
+_DROIS = np.array([[0, 1.2, 2.1, 10.3, 12.4], [1, 0, 0, 15, 15], [1, -3, 4, 4, 30],
+                   [0, 6, 6, 5, 5]], np.float32)
+_DPS_P = {"spatial_scale": 0.5, "output_dim": 2, "group_size": 3, "pooled_size": 3,
+          "part_size": 2, "sample_per_part": 2, "trans_std": 0.1}
+# MXNet 1.9.1's values (sweep_ops.npz) are the reference of the forward
+FORWARD["_contrib_DeformablePSROIPooling"] = lambda op, nin: [
+    Case(_DPS_P, ((2, 18, 8, 9), (4, 5), (4, 4, 2, 2)), values={1: _DROIS}),
+    Case(dict(_DPS_P, no_trans=True, sample_per_part=3), ((2, 18, 8, 9), (4, 5)),
+         values={1: _DROIS})]
+# ROIs inside the map, offsets off the pixel grid: the samples' slopes are defined
+_DROIS_IN = np.array([[0, 2.0, 3.0, 11.0, 12.0], [1, 4.0, 2.0, 13.0, 9.0]])
+GRADIENT["_contrib_DeformablePSROIPooling"] = [
+    (_DPS_P, {"data": _r(2, 18, 8, 9), "rois": _DROIS_IN, "trans": _r(2, 4, 2, 2) * 0.3},
+     ["data", "trans"])]

@@ -107,3 +107,16 @@ def test_crop_to_a_size_or_like_another_input():
     assert s.infer_shape(a=(2, 3, 6, 7), b=(1, 1, 2, 5))[1] == [(2, 3, 2, 5)]
     with pytest.raises(mx.MXNetError, match="offset"):
         mx.nd.Crop(x, h_w=(3, 4), offset=(4, 0), num_args=1)
+
+
+def test_deformable_psroi_pooling_inputs_and_a_constant_map():
+    s = mx.sym.contrib.DeformablePSROIPooling(mx.sym.var("d"), mx.sym.var("r"), mx.sym.var("t"),
+                                              spatial_scale=0.5, output_dim=2, group_size=3,
+                                              pooled_size=3, name="p")
+    assert s.list_arguments() == ["d", "r", "t"]
+    assert s.infer_shape(d=(2, 18, 8, 9), r=(4, 5), t=(4, 4, 2, 2))[1] == [(4, 2, 3, 3)]
+    x = mx.nd.ones((1, 18, 8, 9)) * 3
+    y = mx.nd.contrib.DeformablePSROIPooling(x, mx.nd.array([[0, 2, 2, 12, 12]]),
+                                             spatial_scale=0.5, output_dim=2, group_size=3,
+                                             pooled_size=3, sample_per_part=2, no_trans=True)
+    np.testing.assert_allclose(y.asnumpy(), 3.0, rtol=1e-6)   # every sample reads 3

@@ -1,12 +1,15 @@
-"""ROIPooling (Fast R-CNN's max pooling over ROI bins) and _contrib_PSROIPooling (R-FCN's
-position-sensitive average pooling): gradients for the data only, as MXNet (rois get
-none). Kernels in kernels/roi_pool.py."""
+"""ROIPooling (Fast R-CNN's max pooling over ROI bins), _contrib_PSROIPooling (R-FCN's
+position-sensitive average pooling) and _contrib_DeformablePSROIPooling (its deformable
+form): gradients for the data (and the offsets), none for the rois, as MXNet. Kernels in
+kernels/roi_pool.py."""
 from __future__ import annotations
+
+import numpy as np
 
 from ...kernels import roi_pool as kpool
 from .. import rules
-from ..grad import bw, kept
-from ..params import Field
+from ..grad import bw, kept, multi_bw
+from ..params import Attrs, Field
 from ..registry import Dispatch, OpDef, register
 from ._common import Checked, D, require
 
@@ -154,3 +157,98 @@ register(OpDef(
     dispatch=(Dispatch((D, D, D), (D,), lambda a, xs: (
         kpool.psroi_pool_backward(xs[0], xs[1], xs[2], *_ps_args(a)),)),),
     infer_shape=rules.grads_like_inputs(1), infer_type=rules.grads_like_inputs_type(1)))
+
+
+# ----------------------------------------------------------------------------- Deformable
+def _dps_check(op, a):
+    _ps_check(op, a)
+    require(a.group_size > 0, op, f"group_size must be positive, got {a.group_size}")
+    require(a.part_size >= 0 and a.sample_per_part > 0, op,
+            f"part_size must be >= 0 and sample_per_part > 0, got {a.part_size}, "
+            f"{a.sample_per_part}")
+
+
+_DPS = Checked(_dps_check,
+               spatial_scale=Field("float", doc="ROI coordinates to feature-map scale"),
+               output_dim=Field("int", doc="output channels"),
+               group_size=Field("int", doc="position-sensitive grid per side"),
+               pooled_size=Field("int", doc="bins per side"),
+               part_size=Field("int", 0, doc="offset grid per side (0: pooled_size)"),
+               sample_per_part=Field("int", 1, doc="bilinear samples per bin and axis"),
+               trans_std=Field("float", 0.0, doc="scale of the offsets"),
+               no_trans=Field("bool", False, doc="no offsets input (plain bilinear pooling)"))
+
+
+def _dps_inputs(a):
+    return ("data", "rois") if a.no_trans else ("data", "rois", "trans")
+
+
+def _dps_attrs(a):
+    return Attrs(a, part_size=a.part_size or a.pooled_size)
+
+
+def _dps_shape(a, ins, outs):
+    data, rois = ins[0], ins[1]
+    _data_shape(data)
+    _rois_shape(rois)
+    g = a.group_size
+    if data is not None and data[1] is not None and data[1] != a.output_dim * g * g:
+        raise rules.Conflict("shape", 0, "input", f"output_dim * group_size**2 = "
+                             f"{a.output_dim * g * g} channels", data)
+    r = None if rois is None else rois[0]
+    if not a.no_trans and ins[2] is not None and ins[2][1] is not None:
+        n_cls = ins[2][1] // 2
+        if ins[2][1] % 2 or not n_cls or a.output_dim % n_cls:
+            raise rules.Conflict("shape", 2, "input", "trans of 2 * classes channels, "
+                                 f"output_dim={a.output_dim} a multiple of the classes",
+                                 ins[2])
+    rules.set_shape(outs, 0, (r, a.output_dim, a.pooled_size, a.pooled_size), "output")
+    return ins, outs
+
+
+def _dps_fwd(a, xs):
+    trans = None if a.no_trans else xs[2]
+    return (kpool.deformable_psroi_forward(xs[0], xs[1], trans, _dps_attrs(a)),)
+
+
+def _dps_bwd(a, xs):
+    trans = None if a.no_trans else xs[3]
+    dd, dt = kpool.deformable_psroi_backward(xs[0], xs[1], xs[2], trans, _dps_attrs(a))
+    return (dd, np.zeros_like(xs[2])) + (() if a.no_trans else (dt,))
+
+
+def _dps_grad(node, og):
+    n = len(node.inputs)
+    g = multi_bw("_backward__contrib_DeformablePSROIPooling", [og[0]] + list(node.inputs),
+                 node, "backward", n, **kept(node))
+    return [g[0], None] + list(g[2:])
+
+
+register(OpDef(
+    "_contrib_DeformablePSROIPooling", params=_DPS, inputs=_dps_inputs,
+    dispatch=(Dispatch((D, D, "..."), (D,), _dps_fwd),), infer_shape=_dps_shape,
+    infer_type=rules.same_type, gradient=_dps_grad,
+    doc="""Deformable position-sensitive ROI pooling (Deformable ConvNets): as PSROIPooling,
+    but each bin averages ``sample_per_part``**2 bilinear samples, the bin shifted by the
+    learned offsets ``trans`` (R, 2 * classes, part_size, part_size) times ``trans_std`` and
+    the ROI's size. Gradients for the data and the offsets (rois get none).
+
+    Parameters
+    ----------
+    data : Symbol or NDArray
+        (N, output_dim * group_size**2, H, W) score maps.
+    rois : Symbol or NDArray
+        (R, 5) rows [batch index, x1, y1, x2, y2] in image coordinates.
+    trans : Symbol or NDArray (absent with ``no_trans``)
+    spatial_scale : float, required
+    output_dim, group_size, pooled_size : int, required
+    part_size : int, default 0 (pooled_size)
+    sample_per_part : int, default 1
+    trans_std : float, default 0
+    no_trans : bool, default False
+    """))
+register(OpDef(
+    "_backward__contrib_DeformablePSROIPooling", params=_DPS,
+    inputs=lambda a: ("ograd",) + _dps_inputs(a), num_outputs=lambda a: len(_dps_inputs(a)),
+    dispatch=(Dispatch((D, "..."), (D,), _dps_bwd),), infer_shape=rules.grads_like_inputs(1),
+    infer_type=rules.grads_like_inputs_type(1)))
