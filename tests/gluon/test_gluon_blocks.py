@@ -235,3 +235,18 @@ def test_sync_batchnorm_on_one_device_is_batchnorm():
     two.initialize()
     with pytest.raises(NotImplementedError, match="ndev=2"):
         two(x)
+
+
+def test_batchnorm_relu_is_batchnorm_then_relu():
+    x = mx.nd.array(np.random.RandomState(0).normal(size=(4, 3, 2)).astype("float32"))
+    fused, plain = mx.gluon.nn.BatchNormReLU(in_channels=3), mx.gluon.nn.BatchNorm(in_channels=3)
+    assert fused.prefix.startswith("batchnormrelu")
+    for net in (fused, plain):
+        net.initialize()
+    for hybrid in (False, True):
+        if hybrid:
+            fused.hybridize()
+        with mx.autograd.record():
+            y = fused(x)
+            ref = mx.nd.relu(plain(x))
+        np.testing.assert_allclose(y.asnumpy(), ref.asnumpy(), rtol=1e-5, atol=1e-6)

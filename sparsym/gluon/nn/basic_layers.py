@@ -12,7 +12,8 @@ from ..parameter import _indent
 from .activations import Activation
 
 __all__ = ["Sequential", "HybridSequential", "Dense", "Dropout", "Embedding", "BatchNorm",
-           "InstanceNorm", "LayerNorm", "GroupNorm", "Flatten", "Lambda", "HybridLambda"]
+           "BatchNormReLU", "InstanceNorm", "LayerNorm", "GroupNorm", "Flatten", "Lambda",
+           "HybridLambda"]
 
 
 def _container_repr(block):
@@ -220,6 +221,20 @@ class BatchNorm(HybridBlock):
         return (f"{self.__class__.__name__}({content}, "
                 f"in_channels={in_channels if in_channels else None})")
 
+
+
+class BatchNormReLU(BatchNorm):
+    """Batch normalization followed by ReLU, as one operator
+    (``contrib.BatchNormWithReLU``; MXNet runs it with MKL-DNN only, sparsym everywhere).
+
+    Parameters
+    ----------
+    As :class:`BatchNorm`'s.
+    """
+
+    def hybrid_forward(self, F, x, gamma, beta, running_mean, running_var):
+        return F.contrib.BatchNormWithReLU(x, gamma, beta, running_mean, running_var,
+                                           name="fwd", **self._kwargs)
 
 class Embedding(HybridBlock):
     """Look up rows of a (input_dim, output_dim) weight by index.
