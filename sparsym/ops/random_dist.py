@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import random as _random
-from ..base import MXNetError, dtype_of
+from ..base import MXNetError, ParamError, dtype_of
 from ..kernels import pdf as kpdf
 from ..kernels import sampling as ksamp
 from . import rules
@@ -98,7 +98,11 @@ def _array_kernel(dist):
         b = (Ellipsis,) + (None,) * len(extra)
         size = xs[0].shape + extra
         params = [np.asarray(x, np.float64)[b] for x in xs]
-        out = _DRAW[dist](_random.rng(), *params, size=size)
+        try:
+            out = _DRAW[dist](_random.rng(), *params, size=size)
+        except ValueError as err:   # NumPy's parameter checks ("scale < 0", "lam < 0"...)
+            raise ParamError(f"operator _sample_{dist}: invalid parameter array: {err}, got "
+                             f"{[p.ravel()[:8].tolist() for p in params]}") from err
         dt = dtype_of(a.dtype) if a.dtype else xs[0].dtype
         return (np.asarray(out).astype(dt),)
     return k

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from .. import random as _random
-from ..base import dtype_of
+from ..base import ParamError, dtype_of
 from . import rules
 from .nn._common import Checked, D, require
 from .params import Field
@@ -156,10 +156,12 @@ def _sample(kind):
         extra = tuple(a.shape or ())
         b = (Ellipsis,) + (None,) * len(extra)
         size = p0.shape + extra
-        if kind == "uniform":
-            out = _random.rng().uniform(p0[b], p1[b], size=size)
-        else:
-            out = _random.rng().normal(p0[b], p1[b], size=size)
+        draw = _random.rng().uniform if kind == "uniform" else _random.rng().normal
+        try:
+            out = draw(p0[b], p1[b], size=size)
+        except ValueError as err:   # NumPy's parameter checks ("scale < 0"...)
+            raise ParamError(f"operator _sample_{kind}: invalid parameter array: {err}, got "
+                             f"{p0.ravel()[:8].tolist()}, {p1.ravel()[:8].tolist()}") from err
         dt = dtype_of(a.dtype) if a.dtype else p0.dtype
         return (out.astype(dt),)
     return k

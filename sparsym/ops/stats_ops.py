@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import storage as st
-from ..base import dtype_of
+from ..base import IndexOutOfRange, dtype_of
 from . import rules
 from .grad import bw, kept
 from .nn._common import Checked, D, norm_axis, require
@@ -229,8 +229,11 @@ def _onehot(a, xs):
     idx, out = st.todense(xs[0]), st.todense(xs[1])
     res = np.zeros(out.shape, dtype=out.dtype)
     ids = np.asarray(idx).astype(np.int64).reshape(-1)
-    ok = (ids >= 0) & (ids < out.shape[1])
-    res[np.flatnonzero(ok), ids[ok]] = 1
+    bad = (ids < 0) | (ids >= out.shape[1])
+    if bad.any():
+        raise IndexOutOfRange(f"_onehot_encode: index {int(ids[bad][0])} is out of range for "
+                              f"{out.shape[1]} classes (the second input's columns)")
+    res[np.arange(len(ids)), ids] = 1
     return (res,)
 
 

@@ -44,6 +44,9 @@ def _gg_shape(a, ins, outs):
     else:
         s = x if x is not None else outs[0]
         if s is not None:
+            if len(s) != 4 or s[1] not in (None, 2):
+                # a warp field is (N, 2, H, W): x and y offsets per pixel
+                raise rules.Conflict("shape", 0, "input", "(N, 2, H, W) flow field", s)
             rules.set_shape(ins, 0, s)
             rules.set_shape(outs, 0, s, "output")
     return ins, outs
