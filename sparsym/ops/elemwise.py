@@ -226,14 +226,16 @@ def _digamma(x):
     from scipy.special import digamma
     neg = x < 0
     if not np.any(neg):
-        return digamma(x)
-    # negative arguments by reflection, as cephes does: scipy's own path there is ~1000x
-    # slower (30 us per element); tan has period 1, so pi * frac(x) keeps it accurate
-    xn = x[neg].astype(np.float64)
-    out = np.empty_like(digamma(x[:0]), shape=x.shape)
-    out[~neg] = digamma(x[~neg])
-    with np.errstate(divide="ignore", invalid="ignore"):  # the poles are set below
-        out[neg] = digamma(1.0 - xn) - np.pi / np.tan(np.pi * (xn - np.floor(xn)))
+        out = digamma(x)
+    else:
+        # negative arguments by reflection, as cephes does: scipy's own path there is ~1000x
+        # slower (30 us per element); tan has period 1, so pi * frac(x) keeps it accurate
+        xn = x[neg].astype(np.float64)
+        out = np.empty_like(digamma(x[:0]), shape=x.shape)
+        out[~neg] = digamma(x[~neg])
+        with np.errstate(divide="ignore", invalid="ignore"):  # the poles are set below
+            out[neg] = digamma(1.0 - xn) - np.pi / np.tan(np.pi * (xn - np.floor(xn)))
+    # the pole at 0 too (scipy's -inf there): the gradients at exact zeros match MXNet's
     pole = (x <= 0) & (x == np.floor(x))
     if np.any(pole):
         out = np.where(pole, np.inf, out).astype(out.dtype, copy=False)
