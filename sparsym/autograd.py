@@ -303,6 +303,11 @@ def _grad_stype(node, v):
 # ----------------------------------------------------------------------------- compiled path
 _PLANS: OrderedDict[tuple, tuple] = OrderedDict()
 _PLANS_MAX = 64
+# plans of tapes holding a hybridized block's call keep that block's bound executor (its
+# input and gradient arrays) alive through the node's parameters: keep only a few, so
+# blocks a program has dropped do not stay in memory (a steady training loop needs one)
+_BOUND_PLANS: OrderedDict[tuple, tuple] = OrderedDict()
+_BOUND_PLANS_MAX = 4
 _PLANS_LOCK = threading.Lock()
 
 
@@ -341,12 +346,15 @@ def _plan_for(fwd, reqs):
     """(plan, executor) for this tape's structure, built on the first use."""
     from .executor.executor import Executor
     from .executor.plan import build_plan
+    from .ops.autograd_function import CUSTOM_FUNCTION
     key = _signature(fwd, fwd.heads, reqs)
+    cache, limit = ((_BOUND_PLANS, _BOUND_PLANS_MAX)
+                    if any(n.op is CUSTOM_FUNCTION for n in fwd.nodes) else (_PLANS, _PLANS_MAX))
     if key is not None:
         with _PLANS_LOCK:
-            hit = _PLANS.get(key)
+            hit = cache.get(key)
             if hit is not None:
-                _PLANS.move_to_end(key)
+                cache.move_to_end(key)
                 return hit
     g = _copy_graph(fwd)
     shapes, dtypes, stypes, grad_reqs = {}, {}, {}, {}
@@ -363,9 +371,9 @@ def _plan_for(fwd, reqs):
     hit = (plan, exe, threading.Lock())
     if key is not None:
         with _PLANS_LOCK:
-            _PLANS[key] = hit
-            if len(_PLANS) > _PLANS_MAX:
-                _PLANS.popitem(last=False)
+            cache[key] = hit
+            if len(cache) > limit:
+                cache.popitem(last=False)
     return hit
 
 

@@ -90,3 +90,22 @@ def test_unread_fc_data_gradient_is_skipped_and_monitor_still_runs():
     exe.backward(mx.nd.ones((2, 3)))
     np.testing.assert_allclose(exe.grad_dict["fc_weight"].asnumpy(), np.full((3, 4), 2.0))
     assert seen
+
+
+def test_dropped_blocks_do_not_stay_alive_in_the_plan_cache():
+    # each hybridized block's plan holds its bound executor: only a few are kept
+    import gc
+
+    from sparsym import autograd as ag
+    for _ in range(7):
+        net = mx.gluon.nn.Dense(3, in_units=4)
+        net.initialize()
+        net.hybridize()
+        x = mx.nd.ones((2, 4))
+        x.attach_grad()
+        with mx.autograd.record():
+            y = net(x)
+        y.backward()
+        del net, x, y
+        gc.collect()
+    assert len(ag._BOUND_PLANS) <= ag._BOUND_PLANS_MAX
