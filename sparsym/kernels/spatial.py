@@ -34,17 +34,23 @@ def affine_grid_backward(dgrid, height, width):
 
 
 @njit(cache=True, nogil=True)
+def _corner(grid, i, p, q, h, w):
+    """Top-left pixel (x0, y0) and fractions (a, b) of grid point (p, q) of image i, the
+    grid's [-1, 1] coordinates mapped onto the (h, w) pixel centres."""
+    x = (np.float64(grid[i, 0, p, q]) + 1.0) * (w - 1) / 2.0
+    y = (np.float64(grid[i, 1, p, q]) + 1.0) * (h - 1) / 2.0
+    fx, fy = math.floor(x), math.floor(y)
+    return int(fx), int(fy), x - fx, y - fy
+
+
+@njit(cache=True, nogil=True)
 def _sample_kernel(data, grid, out):
     """out[i, :, p, q] = bilinear read of data[i] at grid[i, :, p, q] (zero outside)."""
     n, c, h, w = data.shape
     for i in range(n):
         for p in range(grid.shape[2]):
             for q in range(grid.shape[3]):
-                x = (np.float64(grid[i, 0, p, q]) + 1.0) * (w - 1) / 2.0
-                y = (np.float64(grid[i, 1, p, q]) + 1.0) * (h - 1) / 2.0
-                fx, fy = math.floor(x), math.floor(y)
-                a, b = x - fx, y - fy
-                x0, y0 = int(fx), int(fy)
+                x0, y0, a, b = _corner(grid, i, p, q, h, w)
                 wts = ((1 - a) * (1 - b), a * (1 - b), (1 - a) * b, a * b)
                 for k in range(4):
                     yi, xi = y0 + k // 2, x0 + k % 2
@@ -61,11 +67,7 @@ def _sample_bwd_kernel(dout, data, grid, ddata, dgrid):
     for i in range(n):
         for p in range(grid.shape[2]):
             for q in range(grid.shape[3]):
-                x = (np.float64(grid[i, 0, p, q]) + 1.0) * (w - 1) / 2.0
-                y = (np.float64(grid[i, 1, p, q]) + 1.0) * (h - 1) / 2.0
-                fx, fy = math.floor(x), math.floor(y)
-                a, b = x - fx, y - fy
-                x0, y0 = int(fx), int(fy)
+                x0, y0, a, b = _corner(grid, i, p, q, h, w)
                 in_tl = 0 <= y0 < h and 0 <= x0 < w
                 in_tr = 0 <= y0 < h and 0 <= x0 + 1 < w
                 in_bl = 0 <= y0 + 1 < h and 0 <= x0 < w

@@ -176,12 +176,17 @@ def _bn_check_fallback(attrs, in_stypes):
                          "#11647")
 
 
-register(OpDef(
-    "BatchNorm", params=_BN,
+# the inputs, auxiliary states and outputs every batch-norm record declares (MXNet's layout)
+BN_LAYOUT = dict(
     inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
     aux=("moving_mean", "moving_var"), mutates=(3, 4), needs_is_train=True,
     num_outputs=3, num_visible_outputs=lambda a: 3 if a.output_mean_var else 1,
-    output_names=("output", "mean", "var"),
+    output_names=("output", "mean", "var"))
+
+
+register(OpDef(
+    "BatchNorm", params=_BN,
+    **BN_LAYOUT,
     dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_fwd),), check_fallback=_bn_check_fallback,
     infer_shape=bn_shape, infer_type=rules.same_type, gradient=_bn_grad,
     doc="""Batch normalization over all axes but ``axis``.

@@ -12,6 +12,7 @@ from ._common import Checked, D
 from .norm import (
     _BN,
     BN_FIELDS,
+    BN_LAYOUT,
     _bn_bwd,
     _bn_bwd_shape,
     _bn_check,
@@ -21,7 +22,6 @@ from .norm import (
     bn_shape,
 )
 
-_BN_INPUTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
 _V1 = Checked(_bn_check, **BN_FIELDS)
 
 
@@ -48,10 +48,7 @@ def _bn_like_grad(bname):
 
 
 register(OpDef(
-    "BatchNorm_v1", params=_V1, inputs=_BN_INPUTS,
-    aux=("moving_mean", "moving_var"), mutates=(3, 4), needs_is_train=True,
-    num_outputs=3, num_visible_outputs=lambda a: 3 if a.output_mean_var else 1,
-    output_names=("output", "mean", "var"),
+    "BatchNorm_v1", params=_V1, **BN_LAYOUT,
     dispatch=(Dispatch((D,) * 5, (D,), _v1_fwd),),
     infer_shape=lambda a, ins, outs: bn_shape(_as_bn(a), ins, outs),
     gradient=_bn_like_grad("_backward_BatchNorm_v1"),
@@ -76,10 +73,7 @@ def _relu_bwd(a, xs):
 
 
 register(OpDef(
-    "_contrib_BatchNormWithReLU", params=_BN, inputs=_BN_INPUTS,
-    aux=("moving_mean", "moving_var"), mutates=(3, 4), needs_is_train=True,
-    num_outputs=3, num_visible_outputs=lambda a: 3 if a.output_mean_var else 1,
-    output_names=("output", "mean", "var"),
+    "_contrib_BatchNormWithReLU", params=_BN, **BN_LAYOUT,
     dispatch=(Dispatch((D,) * 5, (D,), _relu_fwd),), infer_shape=bn_shape,
     gradient=_bn_like_grad("_backward_contrib_BatchNormWithReLU"),
     doc="""BatchNorm followed by ReLU (MXNet's fused contrib op): ``relu(BatchNorm(...))``

@@ -8,7 +8,7 @@ from ..grad import kept, multi_bw
 from ..params import Attrs, Field
 from ..registry import Dispatch, OpDef, register
 from ._common import Checked, D, require
-from .norm import BN_FIELDS, _bn_bwd_shape, bn_bwd_var, bn_fwd_var, bn_shape
+from .norm import BN_FIELDS, BN_LAYOUT, _bn_bwd_shape, bn_bwd_var, bn_fwd_var, bn_shape
 
 
 def _sync_check(op, a):
@@ -40,10 +40,7 @@ def _sync_grad(node, og):
 
 register(OpDef(
     "_contrib_SyncBatchNorm", params=_SYNC,
-    inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
-    aux=("moving_mean", "moving_var"), mutates=(3, 4), needs_is_train=True,
-    num_outputs=3, num_visible_outputs=lambda a: 3 if a.output_mean_var else 1,
-    output_names=("output", "mean", "var"),
+    **BN_LAYOUT,
     dispatch=(Dispatch((D, D, D, D, D), (D,), lambda a, xs: bn_fwd_var(_as_bn(a), xs)),),
     infer_shape=lambda a, ins, outs: bn_shape(_as_bn(a), ins, outs),
     gradient=_sync_grad,
