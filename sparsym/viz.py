@@ -252,13 +252,12 @@ def _param_inputs(graph, k, data_names):
     return out
 
 
-def print_summary(symbol, shape=None, line_length=120, positions=(.36, .54, .66, .76, 1.),
-                  stype=None):
+def print_summary(symbol, shape=None, line_length=120, positions=None, stype=None):
     """Print a table of layers: name (op), output shape, storage type, parameters, inputs.
 
-    Parameters are the variable inputs of each operator that are not data (``shape`` keys)
-    or labels; each is counted once, by the first operator using it. Auxiliary states
-    (BatchNorm's moving statistics) are counted as non-trainable.
+    Parameters are the variable inputs of each operator that are not data (``shape`` keys),
+    labels or auxiliary states (BatchNorm's moving statistics, which MXNet does not count
+    either); each is counted once, by the first operator using it.
 
     Parameters
     ----------
@@ -267,10 +266,11 @@ def print_summary(symbol, shape=None, line_length=120, positions=(.36, .54, .66,
         Input shapes (``data`` and friends); without them shapes and counts stay empty.
     line_length : int
         Total width of the table.
-    positions : sequence of float
-        Right edge of each of the five columns, as fractions of ``line_length``. Four
-        edges (MXNet's ``[.44, .64, .74, 1.]``) give MXNet's layout without the Storage
-        column.
+    positions : sequence of float, optional
+        Right edge of each column, as fractions of ``line_length``. Four edges give MXNet's
+        layout; five add a Storage column after Output Shape. By default MXNet's layout
+        (``[.44, .64, .74, 1.]``) is used when every output is dense, and
+        ``[.36, .54, .66, .76, 1.]`` (with Storage) when any is sparse.
     stype : dict of str -> str, optional
         Input storage types, as in :func:`plot_network`.
 
@@ -280,9 +280,9 @@ def print_summary(symbol, shape=None, line_length=120, positions=(.36, .54, .66,
     >>> fc = mx.sym.FullyConnected(mx.sym.Variable('data'), num_hidden=3, name='fc')
     >>> mx.viz.print_summary(fc, shape={'data': (2, 4)})  # doctest: +ELLIPSIS
     ______...
-    Layer (type)...Output Shape...Storage...Param #...Previous Layer...
+    Layer (type)...Output Shape...Param #...Previous Layer...
     ...
-    fc(FullyConnected)...3...default...15...data...
+    fc(FullyConnected)...3...15...data...
     ...
     Total params: 15
     ...
@@ -290,12 +290,15 @@ def print_summary(symbol, shape=None, line_length=120, positions=(.36, .54, .66,
     from .symbol.symbol import Symbol
     if not isinstance(symbol, Symbol):
         raise TypeError(f"print_summary: symbol must be a Symbol, got {type(symbol).__name__}")
+    ann = _annotate(symbol, shape, None, stype)
+    g = ann.graph
+    if positions is None:
+        sparse = any(st not in (None, "default") for st in ann.stypes)
+        positions = (.36, .54, .66, .76, 1.) if sparse else (.44, .64, .74, 1.)
     if len(positions) not in (4, 5):
         raise ValueError(f"print_summary: positions needs 5 column edges (4 for MXNet's "
                          f"layout without the Storage column), got {len(positions)}")
     with_storage = len(positions) == 5
-    ann = _annotate(symbol, shape, None, stype)
-    g = ann.graph
     data_names = set(shape or {})
     cols = [int(line_length * p) if p <= 1 else int(p) for p in positions]
 
@@ -304,14 +307,15 @@ def print_summary(symbol, shape=None, line_length=120, positions=(.36, .54, .66,
             fields = fields[:2] + fields[3:]
         line = ""
         for f, edge in zip(fields, cols):
-            line += str(f)
-            line = line[:edge - 1] + " " if len(line) >= edge else line + " " * (edge - len(line))
-        print(line.rstrip())
+            # MXNet's rows: each field cut at its column's edge, then padded up to it
+            line = (line + str(f))[:edge]
+            line += " " * (edge - len(line))
+        print(line)
 
     print("_" * line_length)
     row(["Layer (type)", "Output Shape", "Storage", "Param #", "Previous Layer"])
     print("=" * line_length)
-    counted, total, non_trainable = set(), 0, 0
+    counted, total = set(), 0
     shown = [k for k, n in enumerate(g.nodes) if n.op is not None or n.name in data_names]
     for j, k in enumerate(shown):
         node = g.nodes[k]
@@ -327,9 +331,8 @@ def print_summary(symbol, shape=None, line_length=120, positions=(.36, .54, .66,
                     continue
                 counted.add(id(child))
                 cs = ann.shapes[g.eid(child)]
-                size = int(np.prod(cs, dtype=np.int64)) if rules.known(cs) else 0
-                n_params += size
-                non_trainable += size if is_aux else 0
+                if not is_aux and rules.known(cs):
+                    n_params += int(np.prod(cs, dtype=np.int64))
             prev = [c.name for c, _ in node.inputs
                     if c.op is not None or c.name in data_names]
         total += n_params
@@ -339,7 +342,4 @@ def print_summary(symbol, shape=None, line_length=120, positions=(.36, .54, .66,
             row(["", "", "", "", p])
         print(("=" if j == len(shown) - 1 else "_") * line_length)
     print(f"Total params: {total}")
-    if non_trainable:
-        print(f"Trainable params: {total - non_trainable}")
-        print(f"Non-trainable params: {non_trainable}")
     print("_" * line_length)

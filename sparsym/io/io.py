@@ -218,13 +218,15 @@ class NDArrayIter(DataIter):
 
     @property
     def provide_data(self):
-        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype, self.layout)
-                for k, v in self.data]
+        # MXNet reports the dtype as the numpy scalar type (prints <class 'numpy.float32'>)
+        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), np.dtype(v.dtype).type,
+                         self.layout) for k, v in self.data]
 
     @property
     def provide_label(self):
-        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), v.dtype, self.layout)
-                for k, v in self.label]
+        # MXNet reports the dtype as the numpy scalar type (prints <class 'numpy.float32'>)
+        return [DataDesc(k, (self.batch_size,) + tuple(v.shape[1:]), np.dtype(v.dtype).type,
+                         self.layout) for k, v in self.label]
 
     def hard_reset(self):
         """Start again at row 0, dropping any roll-over rows."""

@@ -15,7 +15,7 @@ import numpy as np
 from .. import storage as st
 from ..base import MXNetError, ParamError
 from . import rules
-from .grad import bw_node
+from .grad import bw_node, make_node
 from .params import Attrs, Field, Params
 from .registry import Dispatch, OpDef, register
 
@@ -279,6 +279,14 @@ def _gradient(node, ograds):
     n_arg = len(prop.list_arguments())
     n_out = len(prop.list_outputs())
     outs = [(node, i) for i in range(n_out)]
+    og_ids = list(range(n_out))
+    deps = prop.declare_backward_dependency(og_ids, list(range(n_out, n_out + n_arg)),
+                                            list(range(n_out + n_arg, 2 * n_out + n_arg)))
+    if not set(og_ids) & set(deps):
+        # a loss-like op (need_top_grad=False) ignores its head gradients, so backward
+        # must not ask the caller for them (MXNet: Module.backward() without out_grads)
+        ograds = [(make_node("zeros_like", [o], f"{node.name}_nohead{i}"), 0)
+                  for i, o in enumerate(outs)]
     inputs = list(ograds) + list(node.inputs[:n_arg]) + outs + list(node.inputs[n_arg:])
     bwd = bw_node("_backward_Custom", inputs, node, "backward", **dict(node.params))
     return [(bwd, i) for i in range(n_arg)] + [None] * (len(node.inputs) - n_arg)

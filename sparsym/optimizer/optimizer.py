@@ -98,8 +98,9 @@ class Optimizer:
         self.lr_scheduler = lr_scheduler
         if lr_scheduler is not None:
             if learning_rate is not None and lr_scheduler.base_lr != learning_rate:
-                logger.warning("learning rate from ``lr_scheduler`` has been overwritten by "
-                               "``learning_rate`` in optimizer.")
+                # MXNet prints this notice on stdout (scripts' logs show it there)
+                print("learning rate from ``lr_scheduler`` has been overwritten by "
+                      "``learning_rate`` in optimizer.")
                 lr_scheduler.base_lr = learning_rate
             self.lr = lr_scheduler.base_lr
         self.wd = wd

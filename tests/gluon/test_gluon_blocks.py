@@ -250,3 +250,21 @@ def test_batchnorm_relu_is_batchnorm_then_relu():
             y = fused(x)
             ref = mx.nd.relu(plain(x))
         np.testing.assert_allclose(y.asnumpy(), ref.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_kldiv_loss_sums_over_features():
+    # MXNet 1.9's KLDivLoss sums label * (log label - pred) over the non-batch axes
+    pred = mx.nd.array([[0.2, 0.8], [0.6, 0.4]])
+    label = mx.nd.array([[0, 1], [1, 0]])
+    np.testing.assert_allclose(gluon.loss.KLDivLoss()(pred, label).asnumpy(), [-0.8, -0.6],
+                               rtol=1e-6)
+
+
+def test_norm_layer_reprs_match_mxnet():
+    assert repr(nn.LayerNorm()).endswith("scale=True, in_channels=0)")
+    assert repr(nn.InstanceNorm()).endswith("scale=False, in_channels=0)")
+    assert repr(nn.GroupNorm()) == "GroupNorm(eps=1e-05, num_groups=1, center=True, scale=True)"
+    ln = nn.LayerNorm()
+    ln.initialize()
+    ln(mx.nd.ones((2, 3)))
+    assert repr(ln).endswith("in_channels=3)")

@@ -149,3 +149,13 @@ def test_databatch_and_datadesc():
     assert "data shapes: [(2, 3)]" in str(b) and b.bucket_key == 5
     with pytest.raises(MXNetError, match="Data must be list"):
         mx.io.DataBatch(mx.nd.ones((2,)))
+
+
+def test_provide_data_reports_numpy_scalar_type():
+    # MXNet's descriptors carry the numpy scalar type: printing shows <class 'numpy.float32'>
+    it = mx.io.NDArrayIter(X, np.zeros(10), batch_size=4)
+    assert it.provide_data[0].dtype is np.float32
+    assert repr(it.provide_label[0]) == ("DataDesc[softmax_label,(4,),<class 'numpy.float32'>,"
+                                         "NCHW]")
+    it = mx.io.NDArrayIter({"a": mx.nd.zeros((4, 2), dtype="float16")}, batch_size=2)
+    assert it.provide_data[0].dtype is np.float16

@@ -215,3 +215,49 @@ def test_registry_listing_and_operator_arguments():
     args = mx.operator.get_operator_arguments("Reshape")
     assert args.types[2] == "boolean, optional, default=0"
     assert mx.operator.get_operator_arguments("add_n").types == ["NDArray-or-Symbol[]"]
+
+
+class _SoftmaxLoss(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        x = in_data[0].asnumpy()
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        self.assign(out_data[0], req[0], mx.nd.array(e / e.sum(axis=1, keepdims=True)))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        y = out_data[0].asnumpy()
+        y[np.arange(y.shape[0]), in_data[1].asnumpy().astype(int)] -= 1.0
+        self.assign(in_grad[0], req[0], mx.nd.array(y))
+
+
+@mx.operator.register("tc_softmax_loss")
+class _SoftmaxLossProp(mx.operator.CustomOpProp):
+    def __init__(self):
+        super().__init__(need_top_grad=False)
+
+    def list_arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shape):
+        return [in_shape[0], (in_shape[0][0],)], [in_shape[0]], []
+
+    def create_operator(self, ctx, shapes, dtypes):
+        return _SoftmaxLoss()
+
+
+def test_loss_op_without_top_grad_trains_in_module():
+    # need_top_grad=False makes the op a loss head: Module.backward() needs no out_grads
+    rs = np.random.RandomState(0)
+    x = rs.rand(40, 5).astype("float32")
+    y = (x[:, 0] > 0.5).astype("float32")
+    fc = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
+    net = mx.sym.Custom(fc, mx.sym.Variable("softmax_label"), op_type="tc_softmax_loss",
+                        name="softmax")
+    it = mx.io.NDArrayIter(x, y, batch_size=10)
+    mod = mx.mod.Module(net)
+    mod.fit(it, num_epoch=15, optimizer_params={"learning_rate": 0.5},
+            initializer=mx.init.Zero())
+    assert mod.score(it, "acc")[0][1] >= 0.8
+    exe = net.simple_bind(mx.cpu(), data=(2, 5))
+    exe.forward(is_train=True, data=mx.nd.ones((2, 5)), softmax_label=mx.nd.array([0, 1]))
+    exe.backward()
+    np.testing.assert_allclose(exe.grad_dict["fc_bias"].asnumpy(), [0.0, 0.0], atol=1e-6)

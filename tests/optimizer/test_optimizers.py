@@ -301,3 +301,13 @@ def test_create_by_name_and_errors():
     mx.optimizer.create("myopt").update(0, w, w, None)
     assert w.asnumpy().tolist() == [7.0, 7.0]
     del mx.optimizer.Optimizer.opt_registry["myopt"]
+
+
+def test_learning_rate_overriding_scheduler_notice_on_stdout(capsys):
+    # MXNet prints (not logs) this notice, so it shows in a script's stdout
+    sched = mx.lr_scheduler.FactorScheduler(step=2, factor=0.5, base_lr=1.0)
+    opt = mx.optimizer.SGD(learning_rate=0.1, lr_scheduler=sched)
+    assert "has been overwritten by ``learning_rate``" in capsys.readouterr().out
+    assert opt.lr_scheduler.base_lr == 0.1
+    with pytest.raises(UserWarning, match="LRScheduler of the optimizer has already"):
+        opt.set_learning_rate(0.5)

@@ -121,10 +121,10 @@ def test_print_summary_layers_shapes_params(capsys):
     text = capsys.readouterr().out
     rows = {ln.split()[0]: ln.split() for ln in text.splitlines() if "(" in ln.split()[0]
             if ln.strip()}
-    assert rows["fc1(FullyConnected)"][1:4] == ["8", "default", str(5 * 8 + 8)]
-    assert rows["fc2(FullyConnected)"][1:4] == ["3", "default", str(8 * 3 + 3)]
-    assert rows["fc2(FullyConnected)"][4] == "relu1"
-    assert rows["relu1(relu)"][3] == "0"
+    # every output dense: MXNet's four columns, no Storage
+    assert rows["fc1(FullyConnected)"][1:3] == ["8", str(5 * 8 + 8)]
+    assert rows["fc2(FullyConnected)"][1:4] == ["3", str(8 * 3 + 3), "relu1"]
+    assert rows["relu1(relu)"][2] == "0"
     assert f"Total params: {5 * 8 + 8 + 8 * 3 + 3}" in text
     assert "softmax_label" not in text
 
@@ -142,15 +142,16 @@ def test_print_summary_sparse_storage_column(capsys):
         mx.viz.print_summary(y, positions=(.5, 1.))
 
 
-# MXNet 1.9.1's mx.viz.print_summary output for the same network (trailing blanks removed);
-# its columns end at .44, .64, .74 and 1.0 of 120 characters
+# MXNet 1.9.1's mx.viz.print_summary output for the same network; its columns end at
+# .44, .64, .74 and 1.0 of 120 characters, each row padded to the full width
 _MXNET_SUMMARY = "\n".join([
     "_" * 120,
-    "Layer (type)".ljust(52) + "Output Shape".ljust(24) + "Param #".ljust(12) + "Previous Layer",
+    ("Layer (type)".ljust(52) + "Output Shape".ljust(24) + "Param #".ljust(12)
+     + "Previous Layer").ljust(120),
     "=" * 120,
-    "data(null)".ljust(52) + "4".ljust(24) + "0",
+    ("data(null)".ljust(52) + "4".ljust(24) + "0").ljust(120),
     "_" * 120,
-    "fc(FullyConnected)".ljust(52) + "3".ljust(24) + "15".ljust(12) + "data",
+    ("fc(FullyConnected)".ljust(52) + "3".ljust(24) + "15".ljust(12) + "data").ljust(120),
     "=" * 120,
     "Total params: 15",
     "_" * 120]) + "\n"
@@ -158,8 +159,19 @@ _MXNET_SUMMARY = "\n".join([
 
 def test_print_summary_mxnet_layout(capsys):
     fc = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=3, name="fc")
+    mx.viz.print_summary(fc, shape={"data": (2, 4)})
+    assert capsys.readouterr().out == _MXNET_SUMMARY
     mx.viz.print_summary(fc, shape={"data": (2, 4)}, positions=[.44, .64, .74, 1.])
     assert capsys.readouterr().out == _MXNET_SUMMARY
+
+
+def test_print_summary_batchnorm_counts_gamma_beta_only(capsys):
+    # MXNet counts BatchNorm's gamma and beta, not its moving statistics (aux states)
+    bn = mx.sym.BatchNorm(mx.sym.Variable("data"), name="bn")
+    mx.viz.print_summary(bn, shape={"data": (1, 4, 3, 3)})
+    text = capsys.readouterr().out
+    assert re.search(r"bn\(BatchNorm\)\s+4x3x3\s+8\s+data", text)
+    assert "Total params: 8" in text
 
 
 def test_docstring_examples():

@@ -216,10 +216,9 @@ class BatchNorm(HybridBlock):
                            **self._kwargs)
 
     def __repr__(self):
-        in_channels = self.gamma.shape[0]
+        # MXNet shows in_channels=0 until the first forward infers it
         content = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
-        return (f"{self.__class__.__name__}({content}, "
-                f"in_channels={in_channels if in_channels else None})")
+        return f"{self.__class__.__name__}({content}, in_channels={self.gamma.shape[0]})"
 
 
 
@@ -292,10 +291,9 @@ class _Norm(HybridBlock):
                                     allow_deferred_init=True)
 
     def __repr__(self):
-        in_channels = self.gamma.shape[0]
+        # MXNet shows in_channels=0 until the first forward infers it
         content = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
-        return (f"{self.__class__.__name__}({content}, "
-                f"in_channels={in_channels if in_channels else None})")
+        return f"{self.__class__.__name__}({content}, in_channels={self.gamma.shape[0]})"
 
 
 class InstanceNorm(_Norm):
@@ -343,6 +341,11 @@ class GroupNorm(_Norm):
                         "scale": scale}
         self._num_groups = num_groups
         self._epsilon = epsilon
+
+    def __repr__(self):
+        # MXNet's GroupNorm does not show in_channels
+        content = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
+        return f"{self.__class__.__name__}({content})"
 
     def hybrid_forward(self, F, data, gamma, beta):
         return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups,
