@@ -118,6 +118,9 @@ class EvalMetric:
         return list(zip(name, value))
 
     def get_global_name_value(self):
+        if not self._has_global_stats:
+            # a user metric that overrides get_name_value() is honoured, as in MXNet
+            return self.get_name_value()
         name, value = self.get_global()
         if not isinstance(name, list):
             name, value = [name], [value]
@@ -377,8 +380,9 @@ class MSE(EvalMetric):
 
     def update(self, labels, preds):
         for lab, p in _regression_pairs(labels, preds):
-            d = (lab - p).ravel()
-            self._add(float(numpy.dot(d, d)) / d.size if d.size else float("nan"), 1)
+            d = lab - p
+            # the mean in the arrays' dtype (float32 batches give MXNet's float32 figure)
+            self._add(float((d * d).mean()) if d.size else float("nan"), 1)
 
 
 @alias()
@@ -651,6 +655,10 @@ class CustomMetric(EvalMetric):
             labels, preds = check_label_shapes(labels, preds, True)
         for pred, label in zip(preds, labels):
             reval = self._feval(_np(label), _np(pred))
+            # numpy scalars become Python numbers, so get() prints as it does under MXNet
+            reval = tuple(v.item() if isinstance(v, numpy.generic) else v for v in reval) \
+                if isinstance(reval, tuple) else \
+                (reval.item() if isinstance(reval, numpy.generic) else reval)
             if isinstance(reval, tuple):
                 self._add(reval[0], reval[1])
             else:

@@ -151,3 +151,14 @@ def test_mxnet_texts_and_composite_index():
     mcc = mx.metric.MCC()
     mcc.update([mx.nd.array([0, 1])], [mx.nd.array([[0.9, 0.1], [0.2, 0.8]])])
     assert mcc.get() == ("mcc", 1.0) and mcc.num_inst == 1.0
+
+
+def test_mse_in_batch_dtype_and_custom_metric_python_numbers():
+    m = mx.metric.MSE()
+    m.update([mx.nd.array([1, 2, 3])], [mx.nd.array([1.5, 2, 2])])
+    # float32 batches: MXNet's figure is the float32 mean
+    assert m.get()[1] == float(np.float32(1.25) / np.float32(3))
+    cm = mx.metric.CustomMetric(lambda lab, p: np.abs(lab - p.argmax(axis=1)).sum(), name="c")
+    cm.update([mx.nd.array([0, 1])], [mx.nd.array([[0.3, 0.7], [0, 1.]])])
+    value = cm.get()[1]
+    assert type(value) is float and value == 1.0

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import storage as st
 from ..base import MXNetError
+from ..context import Context
 from ..io.io import DataDesc
 from ..kernels import csr as kcsr
 from ..ndarray.ndarray import NDArray, wrap
@@ -54,6 +55,32 @@ def _desc(x):
     return x if isinstance(x, DataDesc) else DataDesc(x[0], x[1])
 
 
+def _per_device_group2ctxs(group2ctxs, n_dev):
+    """One group -> context dict per device, from MXNet's accepted forms: None, a list
+    (one dict per device), or a dict whose values are a context or a list of them (one
+    shared by every device, or one per device)."""
+    if group2ctxs is None:
+        return [None] * n_dev
+    if isinstance(group2ctxs, (list, tuple)):
+        if len(group2ctxs) != n_dev:
+            raise ValueError(f"length of group2ctxs should be {n_dev}, got {len(group2ctxs)}")
+        return list(group2ctxs)
+    if not isinstance(group2ctxs, dict):
+        raise TypeError(f"group2ctxs must be a dict or a list of dicts, got "
+                        f"{type(group2ctxs).__name__}")
+    out = [{} for _ in range(n_dev)]
+    for group, ctxs in group2ctxs.items():
+        ctxs = [ctxs] if isinstance(ctxs, Context) else list(ctxs)
+        if len(ctxs) == 1:
+            ctxs = ctxs * n_dev
+        if len(ctxs) != n_dev:
+            raise ValueError(f"length of group2ctxs[{group}] should be {n_dev} or 1, got "
+                             f"{len(ctxs)}")
+        for i, c in enumerate(ctxs):
+            out[i][group] = c
+    return out
+
+
 class DataParallelExecutorGroup:
     """Executors for ``contexts`` that share parameters with ``shared_group`` (buckets).
 
@@ -78,7 +105,7 @@ class DataParallelExecutorGroup:
         self.logger = logger
         self.fixed_param_names = set(fixed_param_names or [])
         self.state_names = list(state_names or [])
-        self.group2ctxs = group2ctxs
+        self.group2ctxs = _per_device_group2ctxs(group2ctxs, len(self.contexts))
         self.shared_data_arrays = (shared_group.shared_data_arrays if shared_group is not None
                                    else [{} for _ in self.contexts])
         self.batch_size = None
@@ -165,7 +192,7 @@ class DataParallelExecutorGroup:
                 ctx, grad_req=self.grad_req, type_dict=type_dict,
                 shared_arg_names=self.param_names, shared_exec=shared_exec,
                 shared_buffer=self.shared_data_arrays[i],
-                group2ctx=self.group2ctxs[i] if self.group2ctxs else None, **shapes)
+                group2ctx=self.group2ctxs[i], **shapes)
             if reshape and old and old[i]._monitor is not None:  # MXNet's reshape keeps it
                 exe.set_monitor_callback(old[i]._monitor, old[i]._monitor_all)
             self.execs.append(exe)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import bisect
-import logging
 import random
 
 import numpy as np
@@ -12,7 +11,6 @@ from ..io import DataBatch, DataDesc, DataIter
 
 __all__ = ["encode_sentences", "BucketSentenceIter"]
 
-logger = logging.getLogger("sparsym")
 
 
 def encode_sentences(sentences, vocab=None, invalid_label=-1, invalid_key="\n", start_label=0,
@@ -117,8 +115,8 @@ class BucketSentenceIter(DataIter):
             buff[:len(sent)] = sent
             data[buck].append(buff)
         self.data = [np.asarray(d, dtype=dtype).reshape(len(d), b) for d, b in zip(data, buckets)]
-        if ndiscard:
-            logger.warning("discarded %d sentences longer than the largest bucket.", ndiscard)
+        # MXNet prints this line on stdout, even when nothing was discarded
+        print(f"WARNING: discarded {ndiscard} sentences longer than the largest bucket.")
         self.batch_size = batch_size
         self.buckets = buckets
         self.data_name = data_name

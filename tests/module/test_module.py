@@ -299,3 +299,38 @@ def test_force_rebind_keeps_trained_parameters():
              force_rebind=True)
     np.testing.assert_array_equal(mod.get_params()[0]["fc1_weight"].asnumpy(), w)
     np.testing.assert_array_equal(mod._exec_group.param_arrays[0][0].asnumpy(), w)
+
+
+def test_group2ctxs_as_a_dict_of_contexts():
+    # MXNet's model-parallel examples pass one dict for every device of the Module
+    with mx.AttrScope(ctx_group="dev1"):
+        fc1 = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=8, name="f1")
+    with mx.AttrScope(ctx_group="dev2"):
+        out = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(fc1, num_hidden=2, name="f2"),
+                                   name="softmax")
+    mod = mx.mod.Module(out, group2ctxs={"dev1": mx.cpu(0), "dev2": [mx.cpu(1)]})
+    mod.bind(data_shapes=[("data", (3, 4))], label_shapes=[("softmax_label", (3,))])
+    mod.init_params(mx.init.Constant(0.1))
+    mod.forward(mx.io.DataBatch([mx.nd.ones((3, 4))], [mx.nd.zeros(3)]))
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), np.full((3, 2), 0.5))
+    with pytest.raises(ValueError, match="length of group2ctxs"):
+        mx.mod.Module(out, group2ctxs=[{}, {}]).bind(data_shapes=[("data", (3, 4))])
+
+
+def test_score_uses_a_user_metrics_get_name_value():
+    class TwoTask(mx.metric.EvalMetric):
+        def __init__(self):
+            super().__init__("two")
+
+        def update(self, labels, preds):
+            self.num_inst += 1
+
+        def get_name_value(self):
+            return [("two-task0", 0.25), ("two-task1", 0.75)]
+
+    mod = mx.mod.Module(mx.sym.SoftmaxOutput(mx.sym.FullyConnected(
+        mx.sym.Variable("data"), num_hidden=2), name="softmax"))
+    it = mx.io.NDArrayIter(np.ones((4, 3)), np.zeros(4), batch_size=2)
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params()
+    assert mod.score(it, TwoTask()) == [("two-task0", 0.25), ("two-task1", 0.75)]

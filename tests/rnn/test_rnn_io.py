@@ -56,3 +56,11 @@ def test_encode_sentences_existing_vocab_counts_from_start_label():
     coded, vocab = mx.rnn.io.encode_sentences([["d"]], vocab={"a": 0, "b": 2},
                                               unknown_token="UNK")
     assert vocab["UNK"] == 1 and coded == [[1]]
+
+
+def test_bucket_iter_reports_discarded_sentences_on_stdout(capsys):
+    mx.rnn.BucketSentenceIter([[1, 2], [1, 2, 3, 4, 5]], 1, buckets=[3])
+    assert "WARNING: discarded 1 sentences longer than the largest bucket." in \
+        capsys.readouterr().out
+    mx.rnn.BucketSentenceIter([[1, 2]], 1, buckets=[3])
+    assert "discarded 0 sentences" in capsys.readouterr().out   # MXNet prints it always
