@@ -90,6 +90,7 @@ class BucketSentenceIter(DataIter):
     --------
     >>> import sparsym as mx
     >>> it = mx.rnn.BucketSentenceIter([[1, 2, 3]] * 4, batch_size=2, buckets=[4])
+    WARNING: discarded 0 sentences longer than the largest bucket.
     >>> it.provide_data[0].shape
     (2, 4)
     """
