@@ -7,7 +7,6 @@ stores them. Every function returns a new array in float64; the ops cast back.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 
 def fft(x):
@@ -36,6 +35,8 @@ def sketch_matrix(h, s, in_dim, out_dim):
         from ..base import MXNetError
         raise MXNetError(f"count_sketch: hash indices must lie in [0, {out_dim}), got "
                          f"[{hh.min()}, {hh.max()}]")
+    import scipy.sparse as sp  # imported on use: scipy.sparse costs ~0.25 s at package import
+
     return sp.csr_matrix((ss, (np.arange(in_dim), hh)), shape=(in_dim, out_dim))
 
 
