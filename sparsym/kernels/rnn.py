@@ -6,7 +6,9 @@ recurrence with one (N, H) x (H, G*H) GEMM per time step. The backward pass keep
 step's gate activations (the forward with ``keep=True``), walks the steps in reverse and
 forms the weight gradients with one GEMM per weight over all steps.
 
-Gate order is MXNet's: lstm (i, f, g, o) with ``c' = f*c + i*g``, ``h' = o*tanh(c')``; gru
+Gate order is MXNet's: lstm (i, f, g, o) with ``c' = f*c + i*g``, ``h' = o*tanh(c')``
+(with a projection of size P, LSTMP: ``r' = W_hr h'`` of width P is the output and the
+recurrent state, ``h'`` stays internal); gru
 (r, z, n) with ``n = tanh(x_n + r*(W_hn h + b_hn))``, ``h' = (1-z)*n + z*h``.
 Storage contract: dense C-ordered inputs, never written; outputs are new arrays.
 """
@@ -26,20 +28,25 @@ def expit(x):
 GATES = {"lstm": 4, "gru": 3, "rnn_relu": 1, "rnn_tanh": 1}
 
 
-def layout(mode, h, num_layers, bidirectional, num_input):
+def layout(mode, h, num_layers, bidirectional, num_input, proj=None):
     """{(layer, direction, part): (offset, shape)} and the total size of the vector.
 
-    All weights first (per layer, per direction: i2h then h2h), then all biases in the same
-    order: MXNet's (cuDNN's) packing of the ``parameters`` input."""
+    All weights first (per layer, per direction: i2h, h2h and, with a projection ``proj``,
+    h2r), then all biases in the same order: MXNet's (cuDNN's) packing of the
+    ``parameters`` input."""
     g, b = GATES[mode], 2 if bidirectional else 1
+    r = proj or h  # width of the recurrent state and of each direction's output
     out, p = {}, 0
     for li in range(num_layers):
-        n_in = num_input if li == 0 else b * h
+        n_in = num_input if li == 0 else b * r
         for d in range(b):
             out[(li, d, "i2h_weight")] = (p, (g * h, n_in))
             p += g * h * n_in
-            out[(li, d, "h2h_weight")] = (p, (g * h, h))
-            p += g * h * h
+            out[(li, d, "h2h_weight")] = (p, (g * h, r))
+            p += g * h * r
+            if proj:
+                out[(li, d, "h2r_weight")] = (p, (proj, h))
+                p += proj * h
     for li in range(num_layers):
         for d in range(b):
             for part in ("i2h_bias", "h2h_bias"):
@@ -49,10 +56,15 @@ def layout(mode, h, num_layers, bidirectional, num_input):
 
 
 def _views(vec, table, li, d):
-    """(Wi, Wh, bi, bh) views of one layer and direction in the flat vector."""
+    """(Wi, Wh, bi, bh, Wr) views of one layer and direction in the flat vector (Wr is None
+    without a projection)."""
     out = []
-    for part in ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"):
-        off, shape = table[(li, d, part)]
+    for part in ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias", "h2r_weight"):
+        hit = table.get((li, d, part))
+        if hit is None:
+            out.append(None)
+            continue
+        off, shape = hit
         out.append(vec[off:off + int(np.prod(shape))].reshape(shape))
     return out
 
@@ -61,14 +73,15 @@ def _step_times(T, d):
     return range(T) if d == 0 else range(T - 1, -1, -1)
 
 
-def _run_direction(mode, xi, Wh, bh, h0, c0, keep):
+def _run_direction(mode, xi, Wh, bh, h0, c0, keep, Wr=None):
     """Step one direction over the projected input xi (T, N, G*H) (step order = time order
     for d=0; the caller passes reversed times for d=1). Returns the outputs (T, N, H) in step
-    order, the final h (and c), and the cache for backward."""
+    order (width P with an LSTM projection ``Wr`` (P, H)), the final h (and c), and the
+    cache for backward."""
     T, N = xi.shape[:2]
-    H = h0.shape[-1]
+    H = Wh.shape[0] // GATES[mode]
     dt = xi.dtype
-    hs = np.empty((T + 1, N, H), dt)
+    hs = np.empty((T + 1, N, h0.shape[-1]), dt)
     hs[0] = h0
     cache = {"hs": hs}
     if mode == "lstm":
@@ -85,7 +98,10 @@ def _run_direction(mode, xi, Wh, bh, h0, c0, keep):
             c = f * cs[s]
             c += i * g
             cs[s + 1] = c
-            hs[s + 1] = o * np.tanh(c)
+            if Wr is None:
+                hs[s + 1] = o * np.tanh(c)
+            else:
+                hs[s + 1] = (o * np.tanh(c)) @ Wr.T
             if keep:
                 acts[s, :, :H], acts[s, :, H:2 * H] = i, f
                 acts[s, :, 2 * H:3 * H], acts[s, :, 3 * H:] = g, o
@@ -114,13 +130,15 @@ def _run_direction(mode, xi, Wh, bh, h0, c0, keep):
     return hs[1:], (hs[T],), cache
 
 
-def _back_direction(mode, cache, dys, dhT, dcT, Wh):
-    """BPTT of one direction. dys (T, N, H): output gradients in step order. Returns the
-    gradients of the projected input (T, N, G*H), of the h2h pre-activations (T, N, G*H) and
-    of the initial state(s)."""
+def _back_direction(mode, cache, dys, dhT, dcT, Wh, Wr=None, dWr=None):
+    """BPTT of one direction. dys (T, N, H) (width P with an LSTM projection): output
+    gradients in step order. Returns the gradients of the projected input (T, N, G*H), of
+    the h2h pre-activations (T, N, G*H) and of the initial state(s); the projection's weight
+    gradient accumulates into ``dWr``."""
     hs = cache["hs"]
-    T, N, H = dys.shape
-    G = Wh.shape[0] // H
+    T, N = dys.shape[:2]
+    G = GATES[mode]
+    H = Wh.shape[0] // G
     dt = dys.dtype
     dxi = np.empty((T, N, G * H), dt)
     dh = dhT.astype(dt, copy=True)
@@ -132,6 +150,9 @@ def _back_direction(mode, cache, dys, dhT, dcT, Wh):
             i, f = acts[s, :, :H], acts[s, :, H:2 * H]
             g, o = acts[s, :, 2 * H:3 * H], acts[s, :, 3 * H:]
             tc = np.tanh(cs[s + 1])
+            if Wr is not None:
+                dWr += dh.T @ (o * tc)
+                dh = dh @ Wr  # gradient of the unprojected h' = o*tanh(c')
             dc += dh * o * (1 - tc * tc)
             dg = dxi[s]
             dg[:, :H] = dc * g * i * (1 - i)
@@ -171,12 +192,13 @@ def _work_dtype(dtype):
 
 
 def rnn_forward(mode, x, params, states, num_layers, bidirectional, p=0.0, rng=None,
-                keep=False):
+                keep=False, proj=None):
     """Run the fused RNN (see _rnn_forward) on one BLAS thread: the step loops alternate
     small GEMMs with elementwise work, between which OpenBLAS's own threads would spin
     (kernels/_parallel.py)."""
     with blas.single_blas():
-        return _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, keep)
+        return _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, keep,
+                            proj)
 
 
 def rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
@@ -185,25 +207,27 @@ def rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
         return _rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional)
 
 
-def _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, keep):
+def _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, keep, proj):
     """Run the fused RNN. x (T, N, C); params the flat vector; states [h0] or [h0, c0], each
-    (L*D, N, H). Dropout with probability ``p`` (masks from ``rng``) applies to the outputs
-    of every layer but the last when ``rng`` is given. Returns (out (T, N, D*H), final states
-    list, cache or None)."""
+    (L*D, N, H) (h0 (L*D, N, P) with an LSTM projection of size P). Dropout with
+    probability ``p`` (masks from ``rng``) applies to the outputs of every layer but the
+    last when ``rng`` is given. Returns (out (T, N, D*H or D*P), final states list, cache or
+    None)."""
     T, N, C = x.shape
-    H = states[0].shape[-1]
+    H = states[-1].shape[-1]
+    R = states[0].shape[-1]  # width of each direction's output
     D = 2 if bidirectional else 1
     dt = _work_dtype(x.dtype)
-    table, _ = layout(mode, H, num_layers, bidirectional, C)
+    table, _ = layout(mode, H, num_layers, bidirectional, C, proj)
     vec = params.astype(dt, copy=False)
     inp = x.astype(dt, copy=False)
     finals = [np.empty(s.shape, dt) for s in states]
     layers = []
     for li in range(num_layers):
-        out = np.empty((T, N, D * H), dt)
+        out = np.empty((T, N, D * R), dt)
         dirs = []
         for d in range(D):
-            Wi, Wh, bi, bh = _views(vec, table, li, d)
+            Wi, Wh, bi, bh, Wr = _views(vec, table, li, d)
             xi = (inp.reshape(T * N, -1) @ Wi.T).reshape(T, N, -1)
             xi += bi
             if d == 1:
@@ -211,8 +235,8 @@ def _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, kee
             k = li * D + d
             c0 = states[1][k].astype(dt, copy=False) if mode == "lstm" else None
             ys, fin, cache = _run_direction(mode, xi, Wh, bh, states[0][k].astype(dt),
-                                            c0, keep)
-            out[:, :, d * H:(d + 1) * H] = ys if d == 0 else ys[::-1]
+                                            c0, keep, Wr)
+            out[:, :, d * R:(d + 1) * R] = ys if d == 0 else ys[::-1]
             for j, v in enumerate(fin):
                 finals[j][k] = v
             dirs.append(cache)
@@ -232,11 +256,12 @@ def _rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
     dt = vec.dtype
     D = 2 if bidirectional else 1
     T, N = dout.shape[:2]
-    H = dout.shape[-1] // D
+    R = dout.shape[-1] // D  # each direction's output width (P with a projection)
+    H = table[(0, 0, "h2h_weight")][1][0] // GATES[mode]
     L = num_layers
     n_st = 2 if mode == "lstm" else 1
     dvec = np.zeros_like(vec)
-    dst = [np.zeros((L * D, N, H), dt) for _ in range(n_st)]
+    dst = [np.zeros((L * D, N, R if j == 0 else H), dt) for j in range(n_st)]
     dy = dout.astype(dt, copy=False)
     for li in range(L - 1, -1, -1):
         layer = layers[li]
@@ -244,18 +269,19 @@ def _rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
         din = np.zeros(inp.shape, dt)
         for d in range(D):
             k = li * D + d
-            Wi, Wh, _, _ = _views(vec, table, li, d)
-            dWi, dWh, dbi, dbh = _views(dvec, table, li, d)
+            Wi, Wh, _, _, Wr = _views(vec, table, li, d)
+            dWi, dWh, dbi, dbh, dWr = _views(dvec, table, li, d)
             cache_d = layer["dirs"][d]
-            dys = dy[:, :, d * H:(d + 1) * H]
+            dys = dy[:, :, d * R:(d + 1) * R]
             if d == 1:
                 dys = dys[::-1]
-            fin = [np.zeros((N, H), dt) if g is None else g[k].astype(dt) for g in dstates]
+            fin = [np.zeros(dst[j].shape[1:], dt) if g is None else g[k].astype(dt)
+                   for j, g in enumerate(dstates)]
             dxi, dhh, d0 = _back_direction(mode, cache_d, np.ascontiguousarray(dys), fin[0],
-                                           fin[1] if mode == "lstm" else None, Wh)
+                                           fin[1] if mode == "lstm" else None, Wh, Wr, dWr)
             for j, v in enumerate(d0):
                 dst[j][k] = v
-            hprev = cache_d["hs"][:T].reshape(T * N, H)
+            hprev = cache_d["hs"][:T].reshape(T * N, R)
             dWh += dhh.reshape(T * N, -1).T @ hprev
             dbh += dhh.sum(axis=(0, 1))
             if d == 1:

@@ -20,3 +20,62 @@ def test_unfused_cells_share_parameters_and_agree(layer):
     unfused = cells.unroll(4, x, layout="TNC", merge_outputs=True)[0].asnumpy()
     np.testing.assert_allclose(fused, unfused, rtol=1e-5, atol=1e-6)
     assert set(cells.collect_params().keys()) <= set(net.collect_params().keys())
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_lstm_projection_matches_lstmp_cells_with_gradients(bidirectional):
+    # the fused LSTMP (projection_size) against a stack of LSTMPCells on the same weights:
+    # outputs, final states and every gradient
+    hidden, proj, layers, (t, n, c) = 5, 3, 2, (4, 2, 6)
+    fused = gluon.rnn.LSTM(hidden, num_layers=layers, projection_size=proj, layout="TNC",
+                           bidirectional=bidirectional, prefix="lstm0_")
+    stack = gluon.rnn.HybridSequentialRNNCell(prefix="lstm0_")
+    with stack.name_scope():
+        for i in range(layers):
+            def cell(side):
+                return gluon.contrib.rnn.LSTMPCell(hidden, proj, prefix=f"{side}{i}_")
+            stack.add(gluon.rnn.BidirectionalCell(cell("l"), cell("r")) if bidirectional
+                      else cell("l"))
+    fused.initialize()
+    stack.initialize()
+    x = mx.nd.array(np.random.default_rng(1).uniform(-1, 1, size=(t, n, c)))
+    fused.infer_shape(x, fused.begin_state(n))
+    fp, sp = fused.collect_params(), stack.collect_params()
+    rng = np.random.default_rng(2)
+    for name, p in fp.items():
+        w = mx.nd.array(rng.uniform(-0.5, 0.5, size=p.shape))
+        p.set_data(w)
+        sp[name].set_data(w.copy())
+    assert fp["lstm0_l0_h2r_weight"].shape == (proj, hidden)
+    assert fp["lstm0_l1_i2h_weight"].shape == (4 * hidden, proj * (2 if bidirectional else 1))
+
+    def run(net, fn):
+        xi = x.copy()
+        xi.attach_grad()
+        with mx.autograd.record():
+            out, states = fn(net, xi)
+            loss = (out * out).sum() + sum((s * s).sum() for s in states)
+        loss.backward()
+        grads = {k: v.grad().asnumpy() for k, v in net.collect_params().items()}
+        return out.asnumpy(), [s.asnumpy() for s in states], xi.grad.asnumpy(), grads
+
+    fo, fs, fdx, fg = run(fused, lambda net, xi: net(xi, net.begin_state(n)))
+    so, ss, sdx, sg = run(stack, lambda net, xi: net.unroll(
+        t, xi, begin_state=net.begin_state(batch_size=n), layout="TNC", merge_outputs=True))
+    d = 2 if bidirectional else 1
+    assert fo.shape == (t, n, d * proj) and fs[0].shape == (layers * d, n, proj)
+    assert fs[1].shape == (layers * d, n, hidden)
+    np.testing.assert_allclose(fo, so, rtol=1e-5, atol=1e-6)
+    # the stack's states come per cell as [h, c]; the fused layer's per kind, layer-major
+    np.testing.assert_allclose(fs[0], np.stack(ss[0::2]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fs[1], np.stack(ss[1::2]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fdx, sdx, rtol=1e-4, atol=1e-5)
+    for name, g in fg.items():
+        np.testing.assert_allclose(g, sg[name], rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def test_projection_needs_lstm_mode():
+    x = mx.nd.ones((2, 1, 3))
+    with pytest.raises(mx.base.ParamError, match="projection_size"):
+        mx.nd.RNN(x, mx.nd.ones((30,)), mx.nd.zeros((1, 1, 2)), state_size=2, num_layers=1,
+                  mode="gru", projection_size=1)

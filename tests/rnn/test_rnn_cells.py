@@ -208,7 +208,7 @@ def test_rnn_operator_numeric_gradient_and_dropout():
     g1 = exe.grad_dict["p"].asnumpy().copy()
     assert not np.allclose(t1, a) and np.isfinite(g1).all() and np.abs(g1).sum() > 0
     with pytest.raises(ParamError):
-        mx.sym.RNN(mx.sym.var("data"), state_size=2, num_layers=1, mode="lstm",
+        mx.sym.RNN(mx.sym.var("data"), state_size=2, num_layers=1, mode="gru",
                    projection_size=2)
 
 

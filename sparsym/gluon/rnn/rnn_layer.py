@@ -25,11 +25,8 @@ class _RNNLayer(HybridBlock):
         super().__init__(**kwargs)
         assert layout in ("TNC", "NTC"), \
             f"Invalid layout {layout}; must be one of ['TNC' or 'NTC']"
-        if projection_size:
-            raise NotImplementedError("gluon.rnn.LSTM(projection_size=...) is not supported by "
-                                      "sparsym's RNN operator")
         self._hidden_size = hidden_size
-        self._projection_size = None
+        self._projection_size = projection_size if projection_size else None
         self._num_layers = num_layers
         self._mode = mode
         self._layout = layout
@@ -48,17 +45,21 @@ class _RNNLayer(HybridBlock):
                               "i2h_bias_initializer": i2h_bias_initializer,
                               "h2h_bias_initializer": h2h_bias_initializer}
         ng, ni, nh = self._gates, input_size, hidden_size
+        nr = self._projection_size or nh  # the recurrent state's width
         for i in range(num_layers):
             for j in ["l", "r"][:self._dir]:
                 self._register_param(f"{j}{i}_i2h_weight", (ng * nh, ni),
                                      i2h_weight_initializer, dtype)
-                self._register_param(f"{j}{i}_h2h_weight", (ng * nh, nh),
+                self._register_param(f"{j}{i}_h2h_weight", (ng * nh, nr),
                                      h2h_weight_initializer, dtype)
                 self._register_param(f"{j}{i}_i2h_bias", (ng * nh,), i2h_bias_initializer,
                                      dtype)
                 self._register_param(f"{j}{i}_h2h_bias", (ng * nh,), h2h_bias_initializer,
                                      dtype)
-            ni = nh * self._dir
+                if self._projection_size:
+                    self._register_param(f"{j}{i}_h2r_weight", (nr, nh),
+                                         h2r_weight_initializer, dtype)
+            ni = nr * self._dir
 
     def _register_param(self, name, shape, init, dtype):
         p = self.params.get(name, shape=shape, init=init, allow_deferred_init=True,
@@ -105,6 +106,8 @@ class _RNNLayer(HybridBlock):
         """The same network as a stack of cells sharing this layer's Parameters (MXNet's
         helper, used to check the fused layer against the cells)."""
         from . import rnn_cell
+        if self._projection_size:
+            raise NotImplementedError("_unfuse does not support projection layer yet")
         if self._lstm_state_clip_min is not None or self._lstm_state_clip_max is not None:
             raise NotImplementedError("_unfuse does not support state clipping")
         make = {"rnn_relu": lambda **kw: rnn_cell.RNNCell(self._hidden_size, "relu", **kw),
@@ -175,9 +178,11 @@ class _RNNLayer(HybridBlock):
     def _forward_kernel(self, F, inputs, states, sequence_length, **kwargs):
         if self._layout == "NTC":
             inputs = F.swapaxes(inputs, dim1=0, dim2=1)
+        gs = ["i2h", "h2h", "h2r"] if self._projection_size else ["i2h", "h2h"]
         params = [kwargs[f"{d}{lyr}_{g}_{t}"].reshape((-1,))
                   for t in ["weight", "bias"] for lyr in range(self._num_layers)
-                  for d in ["l", "r"][:self._dir] for g in ["i2h", "h2h"]]
+                  for d in ["l", "r"][:self._dir] for g in gs
+                  if g != "h2r" or t != "bias"]
         params = F._internal._rnn_param_concat(*params, dim=0)
         rnn_args = list(states) + ([sequence_length] if self._use_sequence_length else [])
         opts = {}
@@ -189,6 +194,8 @@ class _RNNLayer(HybridBlock):
             opts["lstm_state_clip_nan"] = self._lstm_state_clip_nan
         if self._use_sequence_length:
             opts["use_sequence_length"] = True
+        if self._projection_size:
+            opts["projection_size"] = self._projection_size
         rnn = F.RNN(inputs, params, *rnn_args, state_size=self._hidden_size,
                     num_layers=self._num_layers, bidirectional=self._dir == 2,
                     p=self._dropout, state_outputs=True, mode=self._mode, **opts)
@@ -251,7 +258,10 @@ class LSTM(_RNNLayer):
                          state_clip_nan, dtype, **kwargs)
 
     def state_info(self, batch_size=0):
-        return [_state(self, batch_size), _state(self, batch_size)]
+        h = _state(self, batch_size)
+        if self._projection_size:
+            h["shape"] = h["shape"][:2] + (self._projection_size,)
+        return [h, _state(self, batch_size)]
 
 
 class GRU(_RNNLayer):

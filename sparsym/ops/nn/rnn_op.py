@@ -21,7 +21,9 @@ def _check(op, a):
     require(a.state_size >= 1, op, f"state_size must be positive, got {a.state_size}")
     require(a.num_layers >= 1, op, f"num_layers must be positive, got {a.num_layers}")
     require(0 <= a.p < 1, op, f"p must be in [0, 1), got {a.p}")
-    require(a.projection_size is None, op, "projection_size is not supported")
+    require(a.projection_size is None or (a.mode == "lstm" and a.projection_size >= 1), op,
+            f"projection_size is only supported for mode 'lstm' with a positive size, got "
+            f"projection_size={a.projection_size} for mode '{a.mode}'")
     require(a.lstm_state_clip_min is None and a.lstm_state_clip_max is None, op,
             "lstm_state_clip_min/max are not supported")
     require(not a.use_sequence_length, op, "use_sequence_length is not supported")
@@ -35,7 +37,7 @@ _RNN = Checked(
     mode=Field("str", choices=tuple(GATES), doc="rnn_relu, rnn_tanh, lstm or gru"),
     p=Field("float", 0.0, doc="dropout between layers (training)"),
     state_outputs=Field("bool", False, doc="also output the final states"),
-    projection_size=Field("int_or_none", None, doc="not supported"),
+    projection_size=Field("int_or_none", None, doc="LSTM projection (LSTMP) width"),
     lstm_state_clip_min=Field("float_or_none", None, doc="not supported"),
     lstm_state_clip_max=Field("float_or_none", None, doc="not supported"),
     lstm_state_clip_nan=Field("bool", False, doc="ignored"),
@@ -61,6 +63,7 @@ def _n_out(a):
 
 def rnn_shape(attrs, ins, outs):
     h, b = attrs.state_size, 2 if attrs.bidirectional else 1
+    r = attrs.projection_size or h  # the recurrent state's and each direction's width
     data = ins[0]
     if data is None and outs[0] is not None:
         rules.set_shape(ins, 0, tuple(outs[0][:2]) + (None,))
@@ -70,16 +73,18 @@ def rnn_shape(attrs, ins, outs):
         return ins, outs
     t, n, c = data
     if c is not None:
-        _, total = layout(attrs.mode, h, attrs.num_layers, attrs.bidirectional, c)
+        _, total = layout(attrs.mode, h, attrs.num_layers, attrs.bidirectional, c,
+                          attrs.projection_size)
         rules.set_shape(ins, 1, (total,))
     for i in range(_n_states(attrs)):
-        rules.set_shape(ins, 2 + i, (attrs.num_layers * b, n, h))
-        rules.set_shape(outs, 1 + i, (attrs.num_layers * b, n, h), "output")
+        w = r if i == 0 else h
+        rules.set_shape(ins, 2 + i, (attrs.num_layers * b, n, w))
+        rules.set_shape(outs, 1 + i, (attrs.num_layers * b, n, w), "output")
         st = ins[2 + i]
         if n is None and st is not None and st[1] is not None:
             n = st[1]
             rules.set_shape(ins, 0, (t, n, c))
-    rules.set_shape(outs, 0, (t, n, b * h), "output")
+    rules.set_shape(outs, 0, (t, n, b * r), "output")
     return ins, outs
 
 
@@ -100,7 +105,8 @@ def _rnn_fwd(a, xs):
     train = bool(a.get("__is_train__", False))
     seed = int(_random.rng().integers(0, 2 ** 31 - 1)) if train and a.p > 0 else -1
     out, finals, _ = rnn_forward(a.mode, xs[0], xs[1], list(xs[2:]), a.num_layers,
-                                 a.bidirectional, a.p, _masks(a, seed))
+                                 a.bidirectional, a.p, _masks(a, seed),
+                                 proj=a.projection_size)
     return (out, *finals, np.array([seed], np.float64))
 
 
@@ -109,7 +115,8 @@ def _rnn_bwd(a, xs):
     ograds, fwd_ins, seed = xs[:1 + ns], xs[1 + ns:-1], xs[-1]
     seed = int(np.asarray(seed).reshape(-1)[0])
     _, _, cache = rnn_forward(a.mode, fwd_ins[0], fwd_ins[1], list(fwd_ins[2:]),
-                              a.num_layers, a.bidirectional, a.p, _masks(a, seed), keep=True)
+                              a.num_layers, a.bidirectional, a.p, _masks(a, seed), keep=True,
+                              proj=a.projection_size)
     dx, dparams, dstates = rnn_backward(a.mode, cache, ograds[0], list(ograds[1:]),
                                         a.num_layers, a.bidirectional)
     return (dx, dparams, *dstates)
