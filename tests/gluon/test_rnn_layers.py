@@ -32,7 +32,7 @@ def test_lstm_projection_matches_lstmp_cells_with_gradients(bidirectional):
     stack = gluon.rnn.HybridSequentialRNNCell(prefix="lstm0_")
     with stack.name_scope():
         for i in range(layers):
-            def cell(side):
+            def cell(side, i=i):
                 return gluon.contrib.rnn.LSTMPCell(hidden, proj, prefix=f"{side}{i}_")
             stack.add(gluon.rnn.BidirectionalCell(cell("l"), cell("r")) if bidirectional
                       else cell("l"))
