@@ -79,3 +79,46 @@ def test_projection_needs_lstm_mode():
     with pytest.raises(mx.base.ParamError, match="projection_size"):
         mx.nd.RNN(x, mx.nd.ones((30,)), mx.nd.zeros((1, 1, 2)), state_size=2, num_layers=1,
                   mode="gru", projection_size=1)
+
+
+@pytest.mark.parametrize("layout", ["TNC", "NTC"])
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_dynamic_unroll_matches_unroll_with_valid_length(layout, hybridize):
+    class Layer(gluon.HybridBlock):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            with self.name_scope():
+                self.cell = gluon.rnn.LSTMCell(4, prefix="rnn_")
+
+        def hybrid_forward(self, F, x, states, valid_length):
+            return gluon.contrib.rnn.dynamic_unroll(self.cell, x, states, layout=layout,
+                                                    valid_length=valid_length)
+
+    rng = np.random.default_rng(0)
+    t, n = 5, 3
+    shape = (t, n, 2) if layout == "TNC" else (n, t, 2)
+    x = mx.nd.array(rng.normal(size=shape))
+    states = [mx.nd.array(rng.normal(size=(n, 4))) for _ in range(2)]
+    valid = mx.nd.array([2, 5, 1])
+    net = Layer()
+    net.initialize(mx.init.Uniform(0.5))
+    if hybridize:
+        net.hybridize()
+    x.attach_grad()
+    with mx.autograd.record():
+        out, st = net(x, states, valid)
+        (out.sum() + st[0].sum()).backward()
+    gx = x.grad.asnumpy()
+    ref_x = x.copy()
+    ref_x.attach_grad()
+    with mx.autograd.record():
+        ref, ref_st = net.cell.unroll(t, ref_x, states, layout=layout, merge_outputs=True,
+                                      valid_length=valid)
+        (ref.sum() + ref_st[0].sum()).backward()
+    np.testing.assert_allclose(out.asnumpy(), ref.asnumpy(), rtol=1e-5, atol=1e-6)
+    for a, b in zip(st, ref_st):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gx, ref_x.grad.asnumpy(), rtol=1e-4, atol=1e-5)
+    # padded steps read 0 (sequence 2 is valid for one step only)
+    third = out.asnumpy()[1:, 2] if layout == "TNC" else out.asnumpy()[2, 1:]
+    assert not third.any()

@@ -1,16 +1,18 @@
-"""VariationalDropoutCell: one dropout mask per sequence (Gal and Ghahramani, 2016)."""
+"""VariationalDropoutCell (one dropout mask per sequence, Gal and Ghahramani 2016) and
+dynamic_unroll (a cell stepped by ``contrib.foreach``, one graph node for any length)."""
 from __future__ import annotations
 
 from ...parameter import tensor_types
 from ...rnn.rnn_cell import (
     BidirectionalCell,
     ModifierCell,
+    _as_list,
     _format_sequence,
     _get_begin_state,
     _mask_sequence_variable_length,
 )
 
-__all__ = ["VariationalDropoutCell"]
+__all__ = ["VariationalDropoutCell", "dynamic_unroll"]
 
 
 class VariationalDropoutCell(ModifierCell):
@@ -92,3 +94,73 @@ class VariationalDropoutCell(ModifierCell):
             outputs = _mask_sequence_variable_length(F, outputs, length, valid_length, axis,
                                                      merge_outputs)
         return outputs, states
+
+
+def dynamic_unroll(cell, inputs, begin_state, drop_inputs=0, drop_outputs=0, layout="TNC",
+                   valid_length=None):
+    """Unroll ``cell`` over the time axis of ``inputs`` with ``contrib.foreach``.
+
+    Unlike ``cell.unroll``, the graph holds one loop whatever the sequence length, so a
+    hybridized block serves every length.
+
+    Parameters
+    ----------
+    cell : RecurrentCell
+        The cell stepped over the sequence.
+    inputs : NDArray or Symbol
+        (length, batch, ...) for layout 'TNC', (batch, length, ...) for 'NTC'.
+    begin_state : list of NDArray or Symbol
+        The cell's initial states.
+    drop_inputs, drop_outputs : float
+        Dropout rates of the inputs and of the outputs (one mask per time axis).
+    layout : {'TNC', 'NTC'}
+    valid_length : NDArray or Symbol, optional
+        (batch,) lengths of the sequences: a sequence's states stop changing after its
+        last valid step, which they return, and its padded outputs read 0.
+
+    Returns
+    -------
+    outputs : NDArray or Symbol
+        In ``layout``.
+    states : list of NDArray or Symbol
+        The states after the last (valid) step.
+
+    Examples
+    --------
+    >>> import sparsym as mx
+    >>> cell = mx.gluon.rnn.GRUCell(4)
+    >>> cell.initialize()
+    >>> x = mx.nd.ones((3, 2, 5))
+    >>> out, states = mx.gluon.contrib.rnn.dynamic_unroll(
+    ...     cell, x, cell.begin_state(batch_size=2), valid_length=mx.nd.array([1, 3]))
+    >>> out.shape, float(out[2, 0].abs().sum())
+    ((3, 2, 4), 0.0)
+    """
+    inputs, axis, F, _ = _format_sequence(0, inputs, layout, True)
+    if axis != 0:
+        inputs = F.swapaxes(inputs, dim1=0, dim2=axis)
+    if drop_inputs:
+        inputs = F.Dropout(inputs, p=drop_inputs, axes=(axis,))
+    states = list(_as_list(begin_state))
+    if valid_length is None:
+        def body(x, st):
+            return cell(x, st)
+    else:
+        states.append(F.zeros((1,)))  # the step number rides along as the last state
+
+        def body(x, st):
+            out, new = cell(x, st[:-1])
+            step = st[-1]
+            alive = F.broadcast_greater(valid_length, step)
+            new = [F.where(alive, n, old) for n, old in zip(new, st[:-1])]
+            return out, new + [step + 1]
+    outputs, states = F.contrib.foreach(body, inputs, states)
+    if drop_outputs:
+        outputs = F.Dropout(outputs, p=drop_outputs, axes=(axis,))
+    if axis != 0:
+        outputs = F.swapaxes(outputs, dim1=0, dim2=axis)
+    if valid_length is None:
+        return outputs, states
+    outputs = F.SequenceMask(outputs, sequence_length=valid_length, use_sequence_length=True,
+                             axis=axis)
+    return outputs, states[:-1]
