@@ -15,10 +15,12 @@ import numpy as np
 from . import storage as st
 from .base import MXNetError
 from .ndarray.ndarray import NDArray, wrap
+from .ndarray.op import invoke_op
 from .ndarray.tape import STATE
 from .ndarray.tape import record as tape_record
 from .ops.autograd_function import CUSTOM_FUNCTION
 from .ops.registry import get_op
+from .symbol.graph import topo_order
 
 __all__ = ["CachedGraph", "CachedOp"]
 
@@ -36,7 +38,9 @@ class CachedGraph:
     params : ParameterDict
         Parameters by full name; every other argument and aux state must be one.
     flags : list of (str, value)
-        ``hybridize`` options (kept for inspection).
+        ``hybridize`` options. ``inline_limit`` (default 2, as MXNet's): a graph of at most
+        that many operators runs op by op while autograd records, so the tape (and
+        ``autograd.get_symbol``) holds its operators rather than one call.
     """
 
     def __init__(self, sym, data_names, params, flags=()):
@@ -66,6 +70,8 @@ class CachedGraph:
         self._execs = {}
         self._null_reqs = None
         self.last_executor = None
+        self._inline = None  # the graph's nodes in order when it is inlined, else False
+        self._inline_sig = None  # (ctx, per input (stype, shape, dtype)) of the last inlined call
 
     @staticmethod
     def _param_array(p, ctx):
@@ -106,6 +112,10 @@ class CachedGraph:
         auxs = [data[s] if s.__class__ is int else self._param_array(s, ctx)
                 for s in self._aux]
         recording = STATE.recording
+        if recording and self._inline is not False:
+            order = self._inline_order()
+            if order:
+                return self._run_inline(order, args, auxs)
         if recording:
             reqs = tuple(
                 ("write" if _needs_grad(a._ag) else "null") if s.__class__ is int else
@@ -133,6 +143,50 @@ class CachedGraph:
         if recording:
             runner.record(args, outs)
         return outs
+
+
+    def _inline_order(self):
+        """The graph's nodes in order if it is small enough to inline, else False."""
+        if self._inline is None:
+            order = topo_order(self.symbol._outputs)
+            ops = [n for n in order if n.op is not None]
+            limit = self.flags.get("inline_limit", 2)
+            used = [(n, i) for m in ops for n, i in m.inputs] + list(self.symbol._outputs)
+            # an entry past an op's visible outputs has no NDArray to carry it
+            visible = all(n.op is None or i < n.op.n_visible(n.params) for n, i in used)
+            self._inline = order if ops and len(ops) <= int(limit) and visible else False
+        return self._inline
+
+    def _run_inline(self, order, args, auxs):
+        """Run the graph op by op through the imperative path (each op recorded)."""
+        self._inline_sig = (args[0]._ctx if args else None,
+                            [(a.stype, a.shape, a.dtype) for a in args],
+                            [(a.stype, a.shape, a.dtype) for a in auxs])
+        by_name = dict(zip(self.symbol.list_arguments(), args))
+        by_name.update(zip(self.symbol.list_auxiliary_states(), auxs))
+        vals = {}
+        for node in order:
+            if node.op is None:
+                vals[(id(node), 0)] = by_name[node.name]
+                continue
+            outs = invoke_op(node.op, node.params, [vals[(id(n), i)] for n, i in node.inputs])
+            for i, o in enumerate(outs):
+                vals[(id(node), i)] = o
+        return [vals[(id(n), i)] for n, i in self.symbol._outputs]
+
+
+    def report_executor(self):
+        """The executor of the last call, bound on demand for an inlined one (zeros of its
+        signature: storage inference depends on storage types and shapes only)."""
+        if self.last_executor is None and self._inline_sig is not None:
+            ctx, arg_sig, aux_sig = self._inline_sig
+
+            def fresh(sig):
+                return [wrap(st.zeros_raw(s, shape, dt), ctx) for s, shape, dt in sig]
+            reqs = ["null" if s.__class__ is int or s.grad_req == "null" else "write"
+                    for s in self._arg_src]
+            self.last_executor = self._bind(ctx, fresh(arg_sig), fresh(aux_sig), reqs)
+        return self.last_executor
 
 
 def _needs_grad(entry):

@@ -663,7 +663,7 @@ class HybridBlock(Block):
         """The storage plan of the last hybridized call: each node's input and output
         storage types, dispatch mode and densified bytes (a sparsym extension: see where a
         graph with sparse Parameters or inputs stays sparse and where it falls back)."""
-        exe = self._cached_op.last_executor if self._cached_op is not None else None
+        exe = self._cached_op.report_executor() if self._cached_op is not None else None
         if exe is None:
             raise RuntimeError("storage_report: hybridize() the block and run it once first")
         return exe.storage_report()
