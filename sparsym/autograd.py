@@ -325,6 +325,8 @@ def _signature(fwd, heads, reqs):
         elif n.op is CUSTOM_FUNCTION and \
                 not getattr(n.params.function, "autograd_stable", False):
             return None
+        elif n.op.value_dependent_shape:
+            app((n.op.name, n.params, tuple(ins), tuple(v.shape for v in n.values)))
         else:
             app((n.op.name, n.params, tuple(ins)))
     app(tuple(fwd.head_eids()))
@@ -333,13 +335,16 @@ def _signature(fwd, heads, reqs):
 
 
 def _copy_graph(fwd):
-    """The forward graph as fresh nodes (the plan cache must not keep tape values alive)."""
-    new = {}
+    """The forward graph as fresh nodes (the plan cache must not keep tape values alive),
+    and the recorded shapes of value-dependent outputs by (copied node, index)."""
+    new, seeds = {}, {}
     for n in fwd.nodes:
         c = Node(n.op, n.name, n.params, n.attr, [(new[id(p)], i) for p, i in n.inputs],
                  n.given)
         new[id(n)] = c
-    return IndexedGraph([(new[id(n)], i) for n, i in fwd.heads])
+        if n.op is not None and n.op.value_dependent_shape:
+            seeds.update({(c, i): tuple(v.shape) for i, v in enumerate(n.values)})
+    return IndexedGraph([(new[id(n)], i) for n, i in fwd.heads]), seeds
 
 
 def _plan_for(fwd, reqs):
@@ -356,7 +361,7 @@ def _plan_for(fwd, reqs):
             if hit is not None:
                 cache.move_to_end(key)
                 return hit
-    g = _copy_graph(fwd)
+    g, seeds = _copy_graph(fwd)
     shapes, dtypes, stypes, grad_reqs = {}, {}, {}, {}
     for n, c, r in zip(fwd.input_nodes, g.input_nodes, reqs):
         v = n.values[0]
@@ -364,7 +369,7 @@ def _plan_for(fwd, reqs):
         dtypes[c.name] = np.dtype(v.dtype)
         stypes[c.name] = st.stype_of(v)
         grad_reqs[c.name] = r
-    plan = build_plan(g, shapes, dtypes, stypes, grad_reqs)
+    plan = build_plan(g, shapes, dtypes, stypes, grad_reqs, seeds)
     n_args = len(plan.arg_eids)
     exe = Executor(Symbol(g.heads), None, plan, [None] * n_args, [None] * n_args,
                    [None] * len(plan.aux_eids), list(plan.grad_reqs))

@@ -192,9 +192,12 @@ def _known_by_eid(graph, by_name, values):
     return {graph.eid(by_name[k]): v for k, v in values.items() if k in by_name}
 
 
-def _infer_shapes(graph, fwd, by_name, shapes, ties):
+def _infer_shapes(graph, fwd, by_name, shapes, ties, entry_shapes=None):
     """Every entry's shape; an argument or node left unknown raises ShapeError."""
-    shp = infer_shape(graph, _known_by_eid(graph, by_name, shapes), ties)
+    known = _known_by_eid(graph, by_name, shapes)
+    for (node, i), s in (entry_shapes or {}).items():
+        known[graph.eid(node, i)] = s
+    shp = infer_shape(graph, known, ties)
     unknown = [(n.name, rules.fmt_shape(shp[graph.eid(n)])) for n in fwd.input_nodes
                if not rules.known(shp[graph.eid(n)])]
     if unknown:
@@ -289,10 +292,12 @@ def _freeze(graph, nodes, shp, typ, mem, direct, read):
     return tuple(fsteps), tuple(bsteps)
 
 
-def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
+def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs,
+               entry_shapes=None) -> Plan:
     """Run every pass for one binding and freeze the result: gradient, inference (shape,
     type, storage), lowering to dispatch rows, backward scheduling, direct gradients and
-    the memory plan, then the frozen steps."""
+    the memory plan, then the frozen steps. ``entry_shapes`` ({(node, index): shape})
+    seeds shapes that inference cannot derive (value-dependent outputs of a recorded run)."""
     clock = _Clock()
     heads, args = list(fwd.heads), list(fwd.arg_nodes)
     graph, head_grad_vars, grad_entries = _gradient_phase(fwd, grad_reqs)
@@ -302,7 +307,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs) -> Plan:
     head_eids = tuple(graph.eid(n, i) for n, i in heads)
     ties = [(h, g) for h, g in zip(head_eids, hg_eids) if g is not None]
     by_name = {n.name: n for n in graph.input_nodes}
-    shp = _infer_shapes(graph, fwd, by_name, shapes, ties)
+    shp = _infer_shapes(graph, fwd, by_name, shapes, ties, entry_shapes)
     clock.mark("infer_shape")
     typ = _infer_types(graph, by_name, dtypes, ties)
     clock.mark("infer_type")

@@ -243,7 +243,7 @@ register(OpDef(
 register(OpDef(
     "_contrib_boolean_mask", inputs=("data", "index"), params=_MASK,
     dispatch=(Dispatch((D, D), (D,), _boolean_mask),),
-    infer_shape=_boolean_mask_shape, infer_type=_type_of_input(0),
+    infer_shape=_boolean_mask_shape, infer_type=_type_of_input(0), value_dependent_shape=True,
     gradient=lambda node, og: [bw("_backward_contrib_boolean_mask",
                                   [og[0], node.inputs[0], node.inputs[1]], node, "backward",
                                   **kept(node)), None],

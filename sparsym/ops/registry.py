@@ -111,6 +111,9 @@ class OpDef:
     # when True the kernel's attrs carry '__out_shapes__' (inferred output shapes): ops with
     # no data input whose shape may be completed by inference (zeros with shape (0, n))
     needs_out_shapes: bool = False
+    # output shapes depend on the input values (boolean_mask): a recorded tape's plan takes
+    # them from the values the call produced
+    value_dependent_shape: bool = False
     # when True an executor step's attrs carry '__unused__' (indices of outputs nothing
     # reads) and the kernel may return None for them (MXNet's kNullOp request: FC's
     # backward skips the data gradient of a first layer)
