@@ -20,8 +20,10 @@ import numpy as np
 
 from . import storage as st
 from .base import MXNetError
+from .context import current_context
 from .ndarray.ndarray import NDArray, array, wrap
 from .ndarray.tape import STATE, TapeNode, mark
+from .ops.autograd_function import CUSTOM_FUNCTION
 from .ops.registry import get_op
 from .symbol.graph import IndexedGraph, Node
 from .symbol.symbol import Symbol
@@ -315,7 +317,6 @@ def _signature(fwd, heads, reqs):
     """Tape structure: ops, parameters and wiring, the variables' value types, the heads
     and the grad_reqs; None when the tape holds a user Function (its node is one-off; a
     hybridized block's call is marked ``autograd_stable``: the same node every step)."""
-    from .ops.autograd_function import CUSTOM_FUNCTION
     sig = []
     app = sig.append
     for n, ins in zip(fwd.nodes, fwd._in_eids):
@@ -349,9 +350,6 @@ def _copy_graph(fwd):
 
 def _plan_for(fwd, reqs):
     """(plan, executor) for this tape's structure, built on the first use."""
-    from .executor.executor import Executor
-    from .executor.plan import build_plan
-    from .ops.autograd_function import CUSTOM_FUNCTION
     key = _signature(fwd, fwd.heads, reqs)
     cache, limit = ((_BOUND_PLANS, _BOUND_PLANS_MAX)
                     if any(n.op is CUSTOM_FUNCTION for n in fwd.nodes) else (_PLANS, _PLANS_MAX))
@@ -361,6 +359,8 @@ def _plan_for(fwd, reqs):
             if hit is not None:
                 cache.move_to_end(key)
                 return hit
+    from .executor.executor import Executor
+    from .executor.plan import build_plan
     g, seeds = _copy_graph(fwd)
     shapes, dtypes, stypes, grad_reqs = {}, {}, {}, {}
     for n, c, r in zip(fwd.input_nodes, g.input_nodes, reqs):
@@ -384,30 +384,38 @@ def _plan_for(fwd, reqs):
 
 def _run_compiled(fwd, heads, head_grads, wrt, train_mode):
     """Run the cached backward plan of ``fwd``; ``wrt``: {id(var node): (buffer, req)}."""
-    reqs = [wrt[id(n)][1] if id(n) in wrt else "null" for n in fwd.input_nodes]
+    inputs = fwd.input_nodes
+    reqs = [wrt[id(n)][1] if id(n) in wrt else "null" for n in inputs]
     plan, exe, lock = _plan_for(fwd, reqs)
-    pos = {id(n): i for i, n in enumerate(fwd.input_nodes)}
-    arg_pos = [pos[id(n)] for n in fwd.arg_nodes]
-    aux_pos = [pos[id(n)] for n in fwd.aux_nodes]
-    args = [wrap(n.values[0]) for n in fwd.input_nodes]
-    grads = [wrt[id(n)][0] if id(n) in wrt else None for n in fwd.input_nodes]
+    ctx = current_context()
+    args = [wrap(n.values[0], ctx) for n in inputs]
+    grads = [wrt[id(n)][0] if id(n) in wrt else None for n in inputs]
+    if fwd.aux_nodes:
+        pos = {id(n): i for i, n in enumerate(inputs)}
+        arg_pos = [pos[id(n)] for n in fwd.arg_nodes]
+        aux = [args[pos[id(n)]] for n in fwd.aux_nodes]
+        args, grads = [args[i] for i in arg_pos], [grads[i] for i in arg_pos]
+    else:  # no auxiliary states: the arguments are the inputs, in order
+        aux = []
     env = [None] * plan.graph.num_entries
     pst = plan.stypes
-    for k, n in enumerate(fwd.nodes):
-        off = fwd.entry_offset[k]
-        for i, v in enumerate(n.values):
-            if st.stype_of(v) != pst[off + i]:  # e.g. an out= target of another stype
-                v = st.cast_raw(v, pst[off + i])
-            env[off + i] = v
+    off = 0
+    for n in fwd.nodes:
+        for v in n.values:
+            if v.__class__ is not np.ndarray or pst[off] != "default":
+                if st.stype_of(v) != pst[off]:  # e.g. an out= target of another stype
+                    v = st.cast_raw(v, pst[off])
+            env[off] = v
+            off += 1
     ograds = []
     for h, g in zip(heads, head_grads):
-        ograds.append(g if g is not None else wrap(np.ones(h.shape, h._raw.dtype)))
+        ograds.append(g if g is not None else wrap(np.ones(h.shape, h._raw.dtype), ctx))
     prev = set_recording(False)  # Function.backward code must not be recorded
     try:
         with lock:
-            exe.arg_arrays = [args[i] for i in arg_pos]
-            exe.grad_arrays = [grads[i] for i in arg_pos]
-            exe.aux_arrays = [args[i] for i in aux_pos]
+            exe.arg_arrays = args
+            exe.grad_arrays = grads
+            exe.aux_arrays = aux
             exe._env = env
             exe._state = "train"
             exe._last_is_train = train_mode

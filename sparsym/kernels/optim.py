@@ -30,7 +30,7 @@ from ._arrays import rows2
 from ._twins import twins
 
 __all__ = [
-    "sgd_update", "sgd_update_lazy", "sgd_update_std_rsp",
+    "sgd_dense", "sgd_update", "sgd_update_lazy", "sgd_update_std_rsp",
     "sgd_mom_update", "sgd_mom_update_lazy", "sgd_mom_update_std_rsp",
     "nag_mom_update", "nag_mom_update_lazy",
     "adam_update", "adam_update_lazy", "adam_update_std_rsp",
@@ -349,6 +349,34 @@ def _f(*xs):
 def sgd_update(w, g, lr, wd=0.0, rescale_grad=1.0, clip_gradient=None):
     """SGD: ``w = (1 - lr*wd)*w - lr*clip(rs*g)``."""
     _dense(_SGD, "sgd_update", w, g, (), *_f(lr, wd, rescale_grad, _cg(clip_gradient)))
+
+
+def sgd_dense(w, g, mom, lr, momentum, wd, rescale_grad, clip_gradient):
+    """sgd_update (``mom`` None) or sgd_mom_update on the common operands, with the checks
+    inlined: a Trainer step updates every parameter through here, and the general entry
+    points cost several times the Numba call on a small tensor. Returns False, having done
+    nothing, when an operand is not a writeable C-contiguous ndarray of ``w``'s shape (the
+    caller then takes the checked entry point)."""
+    shape = w.shape
+    if (w.__class__ is not np.ndarray or g.__class__ is not np.ndarray or g.shape != shape
+            or not w.ndim or not w.size or not w.flags.c_contiguous or not w.flags.writeable
+            or not g.flags.c_contiguous):
+        return False
+    if mom is not None and (mom.__class__ is not np.ndarray or mom.shape != shape
+                            or not mom.flags.c_contiguous or not mom.flags.writeable):
+        return False
+    if w.ndim != 2:
+        lead = shape[0]
+        w, g = w.reshape(lead, -1), g.reshape(lead, -1)
+        if mom is not None:
+            mom = mom.reshape(lead, -1)
+    cg = -1.0 if clip_gradient is None or clip_gradient < 0 else float(clip_gradient)
+    if mom is None:
+        _run(_SGD, w.size, w, g, _NOROWS, False, float(lr), float(wd), float(rescale_grad), cg)
+    else:
+        _run(_SGD_MOM, w.size, w, g, mom, _NOROWS, False, float(lr), float(momentum),
+             float(wd), float(rescale_grad), cg)
+    return True
 
 
 def sgd_update_lazy(w, g, lr, wd=0.0, rescale_grad=1.0, clip_gradient=None):

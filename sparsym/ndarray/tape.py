@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import threading
 
-from ..ops.params import Attrs, is_plain
+from ..ops.params import Attrs
 from ..symbol.graph import Node
 
 __all__ = ["STATE", "TapeNode", "variable", "record", "mark"]
@@ -39,21 +39,17 @@ class TapeNode(Node):
     __slots__ = ("values", "grad", "grad_req", "fresh")
 
 
-_GIVEN: dict = {}
-
-
 def _given(attrs):
-    """MXNet's string form of the parameters, memoised per (hashable) Attrs."""
+    """MXNet's string form of the parameters, kept on the (immutable) Attrs: a layer or a
+    hybridized block records the same Attrs every step. Callers never mutate it."""
     try:
-        g = _GIVEN.get(attrs)
-    except TypeError:
-        return attrs.to_strings()
-    if g is None:
+        return attrs._strs
+    except AttributeError:
         g = attrs.to_strings()
-        # only value-like parameters: a memo keyed by a Function (autograd.Function's
-        # node) would keep its saved arrays, and a hybridized block's executor, alive
-        if len(_GIVEN) < 4096 and all(is_plain(v) for v in attrs.values()):
-            _GIVEN[attrs] = g
+    try:
+        attrs._strs = g
+    except AttributeError:  # not an Attrs (no slot for it)
+        pass
     return g
 
 

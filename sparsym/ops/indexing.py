@@ -249,9 +249,22 @@ def _pick_pos(attrs, x, idx):
     return x, ax, ids
 
 
+def _last_axis_rows(x, ax, ids):
+    """Row numbers for picking along the last axis of a contiguous array with one fancy
+    index (a loss's class axis), or None: take_along_axis builds an index grid per axis,
+    several times the cost of the pick itself on a small batch."""
+    if ax != x.ndim - 1 or x.size == 0 or not x.flags.c_contiguous:
+        return None
+    return np.arange(ids.size)
+
+
 def _pick_fwd(attrs, xs):
     x, ax, ids = _pick_pos(attrs, xs[0], xs[1])
-    out = np.take_along_axis(x, ids, axis=ax)
+    rows = _last_axis_rows(x, ax, ids)
+    if rows is not None:
+        out = x.reshape(-1, x.shape[-1])[rows, ids.reshape(-1)].reshape(ids.shape)
+    else:
+        out = np.take_along_axis(x, ids, axis=ax)
     out = out if attrs.keepdims else np.squeeze(out, axis=ax)
     return (out.reshape(out.shape or (1,)) if not attrs.keepdims or attrs.axis is not None
             else out.reshape((1,) * xs[0].ndim),)
@@ -260,7 +273,11 @@ def _pick_fwd(attrs, xs):
 def _pick_bwd(attrs, xs):
     g, idx, x0 = xs
     x, ax, ids = _pick_pos(attrs, np.zeros(x0.shape, dtype=g.dtype), idx)
-    np.put_along_axis(x, ids, g.reshape(ids.shape), axis=ax)
+    rows = _last_axis_rows(x, ax, ids)
+    if rows is not None:
+        x.reshape(-1, x.shape[-1])[rows, ids.reshape(-1)] = g.reshape(-1)
+    else:
+        np.put_along_axis(x, ids, g.reshape(ids.shape), axis=ax)
     return x.reshape(x0.shape), np.zeros(idx.shape, dtype=idx.dtype)
 
 

@@ -74,7 +74,8 @@ class Attrs(dict):
     Derive a changed copy with ``type(attrs)(attrs, key=value)``.
     """
 
-    __slots__ = ("_hash",)
+    # _strs: the string form a tape node of these parameters carries (see ndarray.tape)
+    __slots__ = ("_hash", "_strs")
 
     def __getattr__(self, key):
         try:

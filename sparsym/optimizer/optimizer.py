@@ -396,11 +396,17 @@ class SGD(MultiTensor, Optimizer):
         # MXNet counts every tensor of the call before reading the (scheduled) rates
         self._update_count(index)
         lrs, wds = self._get_lrs(index), self._get_wds(index)
-        for w, g, s, lr, wd in zip(weight, grad, state, lrs, wds):
-            if multi_precision:
+        if multi_precision:
+            for w, g, s, lr, wd in zip(weight, grad, state, lrs, wds):
                 update_mp_first_state(w, g, s, lambda w32, g32, s0, lr=lr, wd=wd:
                                       self._step(w32, g32, s0, lr, wd))
-            else:
+            return
+        cg, mu, rs = self._op_clip(), self.momentum, self.rescale_grad
+        for w, g, s, lr, wd in zip(weight, grad, state, lrs, wds):
+            # dense weights and gradients (a Trainer step's usual tensors) go straight to
+            # the kernel; anything else takes the general path
+            if not kopt.sgd_dense(w._raw, g._raw, None if s is None else s._raw, lr, mu, wd,
+                                  rs, cg):
                 self._step(w, g, s, lr, wd)
 
     def _step(self, weight, grad, state, lr, wd):

@@ -323,3 +323,31 @@ def test_errors():
         O.sgd_update(np.zeros((3, 4)).T, np.zeros((4, 3)), LR)
     with pytest.raises(ValueError, match="t must be"):
         O.ftml_update(w, w.copy(), w.copy(), w.copy(), w.copy(), LR, t=0)
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 3), (2, 3, 4)])
+@pytest.mark.parametrize("momentum", [None, 0.9])
+def test_sgd_dense_matches_the_checked_entry_points(shape, momentum):
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal(shape).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+    m = rng.standard_normal(shape).astype(np.float32) if momentum else None
+    w2, m2 = w.copy(), None if m is None else m.copy()
+    assert O.sgd_dense(w, g, m, LR, momentum or 0.0, WD, RS, CG)
+    if m is None:
+        O.sgd_update(w2, g, LR, WD, RS, CG)
+    else:
+        O.sgd_mom_update(w2, g, m2, LR, momentum, WD, RS, CG)
+        np.testing.assert_array_equal(m, m2)
+    np.testing.assert_array_equal(w, w2)
+
+
+def test_sgd_dense_declines_operands_it_cannot_update_in_place():
+    w = np.ones((4, 3), np.float32)
+    g = np.ones((4, 3), np.float32)
+    assert not O.sgd_dense(w.T, g.T, None, LR, 0.0, WD, RS, CG)  # not C-contiguous
+    assert not O.sgd_dense(w, np.ones((3, 4), np.float32), None, LR, 0.0, WD, RS, CG)
+    assert not O.sgd_dense(w, g, np.ones(3, np.float32), LR, 0.9, WD, RS, CG)
+    assert not O.sgd_dense(w, RSP(np.ones((1, 3), np.float32), np.array([1]), (4, 3)), None,
+                           LR, 0.0, WD, RS, CG)
+    np.testing.assert_array_equal(w, 1.0)  # nothing was written
