@@ -12,7 +12,8 @@ import numpy as np
 
 __all__ = [
     "MXNetError", "ShapeError", "DTypeError", "StorageError", "ParamError",
-    "NotImplementedForStype", "FormatError", "getenv", "parse_attr", "format_attr",
+    "NotImplementedForStype", "FormatError", "AllocationError", "IndexOutOfRange", "getenv",
+    "parse_attr", "format_attr",
     "NotImplementedForSymbol", "NotSupportedForSparseNDArray", "mx_real_t", "string_types",
     "numeric_types", "integer_types", "py_str", "data_dir", "data_dir_default",
     "classproperty", "with_metaclass", "register_error", "error_types",
@@ -59,8 +60,9 @@ class StorageError(MXNetError, ValueError):
     """A storage type is invalid, inconsistent, or a sparse array is malformed."""
 
 
-class ParamError(MXNetError, TypeError):
-    """An operator parameter is unknown, missing or invalid."""
+class ParamError(MXNetError, TypeError, ValueError):
+    """An operator parameter is unknown, missing or invalid (also a ValueError: a bad value
+    such as a non-positive ``batch_size`` is caught by ``except ValueError`` too)."""
 
 
 class NotImplementedForStype(MXNetError, NotImplementedError):
@@ -69,6 +71,11 @@ class NotImplementedForStype(MXNetError, NotImplementedError):
 
 class FormatError(MXNetError, ValueError):
     """A file (params, JSON, LibSVM) is truncated, corrupt or malformed."""
+
+
+class AllocationError(MXNetError, MemoryError):
+    """An array larger than this machine's memory was asked for (refused before allocating,
+    so a typo in a shape fails at once instead of swapping or being killed)."""
 
 
 class IndexOutOfRange(MXNetError, IndexError):

@@ -2,6 +2,7 @@
 raises a clear error where it is used: at allocation or bind."""
 from __future__ import annotations
 
+import re
 import threading
 
 from .base import MXNetError, classproperty
@@ -112,8 +113,23 @@ def gpu_memory_info(device_id=0):
                      "(MXNet: only supported for MXNet built with CUDA support)")
 
 
+def _from_string(text):
+    """The Context a "dev(id)" string names (MXNet's ``Context::FromString``)."""
+    if not isinstance(text, str):
+        raise TypeError(f"ctx must be a Context or a string such as 'cpu(0)', got "
+                        f"{type(text).__name__}")
+    m = re.fullmatch(r"\s*(cpu|gpu|cpu_pinned|cpu_shared)\((\d+)\)\s*", text)
+    if m is None:
+        raise MXNetError(f"Invalid context string {text}")
+    return Context(m.group(1), int(m.group(2)))
+
+
 def require_usable(ctx, what="allocate an array"):
-    """``ctx`` itself when sparsym can compute on it; a gpu context raises MXNetError."""
+    """``ctx`` itself when sparsym can compute on it; a gpu context raises MXNetError.
+
+    A string in MXNet's "cpu(0)" form names a context, as MXNet's C API parses it."""
+    if not isinstance(ctx, Context):
+        ctx = _from_string(ctx)
     if ctx.device_type == "gpu":
         raise MXNetError(f"cannot {what} on {ctx}: sparsym has no GPU backend (MXNet built "
                          "without CUDA raises here too); use mx.cpu(i)")

@@ -10,9 +10,11 @@ Indices and indptr are int64 so a 8192 x 1,000,000 batch is ordinary.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from .base import StorageError
+from .base import AllocationError, ShapeError, StorageError
 from .kernels._arrays import rows2
 
 DEFAULT, ROW_SPARSE, CSR_STYPE = "default", "row_sparse", "csr"
@@ -85,11 +87,42 @@ def check_stype(stype, where="") -> str:
     return stype
 
 
+# ----------------------------------------------------------------------------- allocation
+def _physical_memory() -> int:
+    """Bytes of RAM on this machine (a generous 2**50 where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 1 << 50
+
+
+_MEMORY = _physical_memory()
+
+
+def check_alloc(shape, dtype, where, stored=None):
+    """Refuse a negative dim, or an array larger than the machine's memory before numpy tries
+    (which would fail with a bare MemoryError or commit pages until the OOM killer acts).
+    ``stored`` is the shape actually allocated when it is not ``shape`` (sparse arrays)."""
+    for d in shape:
+        if d < 0:
+            raise ShapeError(f"{where}: shape dim size must be >= 0, got {tuple(shape)}")
+    need = np.dtype(dtype).itemsize
+    for d in (shape if stored is None else stored):
+        need *= d
+    if need > _MEMORY:
+        raise AllocationError(f"{where}: an array of shape {tuple(shape)} and dtype "
+                              f"{np.dtype(dtype).name} needs {need / 2**30:.4g} GiB, more than "
+                              f"this machine's {_MEMORY / 2**30:.4g} GiB of memory")
+
+
 # ----------------------------------------------------------------------------- conversions
 def zeros_raw(stype, shape, dtype=np.float32):
     """An all-zero raw value of the given stype."""
     shape = tuple(int(s) for s in shape)
     dtype = np.dtype(dtype)
+    # sparse zeros store nothing but a csr indptr
+    check_alloc(shape, IDX if stype == CSR_STYPE else dtype, f"{stype} zeros",
+                None if stype == DEFAULT else (shape[0] + 1,) if stype == CSR_STYPE else ())
     if stype == DEFAULT:
         return np.zeros(shape, dtype=dtype)
     if stype == CSR_STYPE:
@@ -109,8 +142,10 @@ def todense(raw) -> np.ndarray:
         return raw
     if isinstance(raw, CSR):
         from .kernels import csr as kcsr
+        check_alloc(raw.shape, raw.data.dtype, "densifying a csr array")
         return kcsr.csr_to_dense(raw)
     if isinstance(raw, RSP):
+        check_alloc(raw.shape, raw.data.dtype, "densifying a row_sparse array")
         out = np.zeros(raw.shape, dtype=raw.data.dtype)
         if len(raw.indices):
             out[raw.indices] = raw.data

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import profiler as _profiler
 from .. import storage as st
-from ..base import MXNetError, ShapeError, StorageError, dtype_of, np_shape_active
+from ..base import MXNetError, ParamError, ShapeError, StorageError, dtype_of, np_shape_active
 from ..context import Context, current_context, require_usable
 from ..ops.shape_codes import reshape_target
 from ..profiler import RUN as _PROF
@@ -721,12 +721,19 @@ def ones(shape, ctx=None, dtype=None, **kwargs):
     shape = _creation_shape(shape, "_ones")
     if kwargs.get("out") is not None:
         return _fill_out(kwargs["out"], shape, 1, "ones")
-    return wrap(np.ones(shape, dtype=dtype_of(dtype or np.float32)), _ctx(ctx))
+    dtype = dtype_of(dtype or np.float32)
+    st.check_alloc(shape, dtype, "ones")
+    return wrap(np.ones(shape, dtype=dtype), _ctx(ctx))
 
 
 def full(shape, val, ctx=None, dtype=None, out=None):
     """Dense array filled with ``val``."""
-    raw = np.full(_shape(shape), val, dtype=dtype_of(dtype or np.float32))
+    shape, dtype = _shape(shape), dtype_of(dtype or np.float32)
+    if isinstance(val, (str, bytes)) or val is None:
+        raise ParamError(f"full: val must be a number, got {val!r} of type "
+                         f"{type(val).__name__}")
+    st.check_alloc(shape, dtype, "full")
+    raw = np.full(shape, val, dtype=dtype)
     if out is not None:
         out._assign(raw)
         return out

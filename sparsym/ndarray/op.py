@@ -9,7 +9,7 @@ import numpy as np
 from .. import ndarray as _nd_pkg  # the package (mid-import now): nd.* for fluent methods
 from .. import profiler as _profiler
 from .. import storage as st
-from ..base import MXNetError, ParamError
+from ..base import DTypeError, MXNetError, ParamError, ShapeError
 from ..ops import rules
 from ..ops.registry import all_ops, get_op, report_fallback, resolve_dispatch
 from ..ops.signature import front_end_doc, front_end_signature
@@ -21,12 +21,14 @@ __all__ = ["invoke", "binary", "fluent", "make_function"]
 
 
 def _check_shapes(op, attrs, raws):
+    """MXNet's shape inference on the inputs; returns the output shapes (None if unknown)."""
     ins = [tuple(r.shape) for r in raws]
     outs = [None] * op.n_outputs(attrs)
     try:
-        op.infer_shape(attrs, list(ins), outs)
+        res = op.infer_shape(attrs, list(ins), outs)
     except rules.Conflict as c:
         rules.raise_conflict(c, op.name, op.name, op.input_names(attrs), op.out_names(attrs))
+    return res[1] if isinstance(res, tuple) and len(res) == 2 else outs
 
 
 def _check_types(op, attrs, raws):
@@ -34,9 +36,18 @@ def _check_types(op, attrs, raws):
     ins = [np.dtype(r.dtype) for r in raws]
     outs = [None] * op.n_outputs(attrs)
     try:
-        op.infer_type(attrs, list(ins), outs)
+        res = op.infer_type(attrs, list(ins), outs)
     except rules.Conflict as c:
         rules.raise_conflict(c, op.name, op.name, op.input_names(attrs), op.out_names(attrs))
+    return res[1] if isinstance(res, tuple) and len(res) == 2 else outs
+
+
+def _check_sizes(op, shapes, dtypes, out_stypes):
+    """Inferred dense outputs must fit in memory (one_hot(depth=10**13), random shapes...):
+    refused before the kernel allocates, with the op's name."""
+    for s, t, stype in zip(shapes or (), dtypes or (), out_stypes or ()):
+        if stype == "default" and isinstance(s, tuple) and None not in s:
+            st.check_alloc(s, t if t is not None else np.float32, f"operator {op.name} output")
 
 
 def invoke(name, inputs, kwargs, out=None):
@@ -70,10 +81,10 @@ def _plan(op, attrs, raws):
         except KeyError:  # evicted by another thread meanwhile
             pass
         return hit
-    _check_shapes(op, attrs, raws)
-    _check_types(op, attrs, raws)
+    shapes, dtypes = _check_shapes(op, attrs, raws), _check_types(op, attrs, raws)
     in_stypes = tuple(st.stype_of(r) for r in raws)
     plan = (in_stypes, resolve_dispatch(op, attrs, in_stypes))
+    _check_sizes(op, shapes, dtypes, plan[1][1])
     if key is not None:
         _PLANS[key] = plan
         while len(_PLANS) > _PLANS_MAX:
@@ -111,8 +122,11 @@ def invoke_op(op, attrs, inputs, out=None):
         results = tuple(st.cast_raw(r, s) for r, s in zip(results, out_stypes))
     n_vis = op.n_visible(attrs)
     if outs is not None:
-        for o, r in zip(outs, results[:n_vis]):
-            if r is not o._raw:
+        for i, (o, r) in enumerate(zip(outs, results[:n_vis])):
+            mine = o._raw
+            if r is not mine:
+                if mine.dtype != r.dtype or (mine.shape != r.shape and r.shape != ()):
+                    _bad_out(op, i, mine, r)
                 o._assign(r)
         res = outs
     else:
@@ -120,6 +134,18 @@ def invoke_op(op, attrs, inputs, out=None):
     if STATE.recording:
         record(op, node_attrs, inputs, results, res)
     return res
+
+
+def _bad_out(op, i, mine, r):
+    """An ``out=`` array of another dtype or shape than the result: MXNet's inference error
+    (writing would cast or broadcast the result silently; a 0-d result fills ``out``)."""
+    if mine.dtype != r.dtype:
+        raise DTypeError(f"Error in operator {op.name}: Incompatible attr in node {op.name} at "
+                         f"{i}-th output: expected {np.dtype(r.dtype).name}, got "
+                         f"{np.dtype(mine.dtype).name}")
+    raise ShapeError(f"Error in operator {op.name}: Incompatible attr in node {op.name} at "
+                     f"{i}-th output: expected {rules.fmt_shape(tuple(r.shape))}, got "
+                     f"{rules.fmt_shape(tuple(mine.shape))}")
 
 
 def _profiled(op, row, attrs, raws, ctx):

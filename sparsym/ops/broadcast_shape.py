@@ -75,9 +75,11 @@ def _bcast_op(name, params, out_shape, inputs=("data",), aliases=(), doc=""):
                    gradient=_bcast_grad, aliases=aliases, doc=doc))
 
 
-def _can_grow(src, dst, i, where):
-    if src != dst and src != 1:
-        raise _bad(i, f"size 1 or {dst} at {where}", src)
+def _can_grow(shape, k, dst, i, where):
+    """Axis ``k`` of input ``i``'s ``shape`` can be broadcast to ``dst`` (else a Conflict
+    showing the whole shape, as MXNet's "cannot be broadcasted from [3,4] to [3,5]")."""
+    if shape[k] != dst and shape[k] != 1:
+        raise _bad(i, f"size 1 or {dst} at {where}", shape)
 
 
 def _to_shape(a, s):
@@ -87,7 +89,7 @@ def _to_shape(a, s):
     out = []
     for i, (d, t) in enumerate(zip(s, target)):
         t = d if t == 0 else t
-        _can_grow(d, t, 0, f"axis {i}")
+        _can_grow(s, i, t, 0, f"axis {i} (to broadcast to {target})")
         out.append(t)
     return tuple(out)
 
@@ -163,7 +165,7 @@ def _like_shape(a, s, r):
         i, j = _norm(x, len(s)), _norm(y, len(r))
         if i is None or j is None:
             raise _bad(0, f"axes {la} / {ra} within the operands' dims", s)
-        _can_grow(s[i], r[j], 0, f"lhs axis {x}")
+        _can_grow(s, i, r[j], 0, f"lhs axis {x}")
         out[i] = r[j]
     return tuple(out)
 

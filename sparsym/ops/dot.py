@@ -276,7 +276,11 @@ def _batch_dot(a, xs):
 
 def batch_dot_shape(attrs, ins, outs):
     a, b = ins
-    if a is None or b is None or len(a) < 3 or len(b) < 3:
+    for i, s in enumerate(ins):
+        if s is not None and len(s) < 3:  # MXNet's check (matmul would take 2-D operands)
+            raise rules.Conflict("shape", i, "input", "an N-D array with N >= 3 (batch_dot "
+                                 "currently only support N-D*N-D array (N >= 3))", s)
+    if a is None or b is None:
         return ins, outs
     ta = a[:-2] + (a[-1], a[-2]) if attrs.transpose_a else a
     tb = b[:-2] + (b[-1], b[-2]) if attrs.transpose_b else b

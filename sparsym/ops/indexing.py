@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from .. import storage as st
-from ..base import MXNetError, dtype_of
+from ..base import IndexOutOfRange, MXNetError, dtype_of
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
@@ -103,6 +103,14 @@ def _slice_axis_out(a, s):
     sl, ax = _axis_slices(a, s)
     if s[ax] is None:  # unknown stays unknown (MXNet's partial inference)
         return tuple(s)
+    # MXNet checks the bounds rather than clipping them as slice does
+    size, b, e = s[ax], a.begin, a.end
+    if (b + size if b < 0 else b) < 0:
+        raise rules.Conflict("shape", 0, "input",
+                             f"begin {b} within axis {a.axis} (Invalid begin for begin={b})", s)
+    if e is not None and e > size:
+        raise rules.Conflict("shape", 0, "input", f"end {e} within axis {a.axis} (Invalid end "
+                             f"for end={e} as axis_size is {size})", s)
     n = len(range(*sl[ax].indices(s[ax])))
     if n <= 0:
         raise rules.Conflict("shape", 0, "input", f"a non-empty range {a.begin}:{a.end}", s)
@@ -240,6 +248,9 @@ def _pick_pos(attrs, x, idx):
         ax = norm_axis(attrs.axis, x.ndim, "pick")
     n = x.shape[ax]
     ids = np.asarray(idx).astype(np.int64)  # a copy: clipped in place below
+    if n == 0 and ids.size:  # MXNet reads out of bounds (segfault)
+        raise IndexOutOfRange(f"pick: axis {ax} of the data {tuple(x.shape)} is empty; there is "
+                              "no element to pick")
     if attrs.mode == "clip":  # two ufuncs: np.clip's wrapper costs more than the work here
         np.minimum(ids, n - 1, out=ids)
         np.maximum(ids, 0, out=ids)

@@ -182,7 +182,15 @@ register(OpDef(
 def _fill_element(a, xs):
     lhs, mhs, rhs = _dense(xs)
     out = np.array(lhs, copy=True)
-    ids = np.clip(np.asarray(rhs).astype(np.int64), 0, lhs.shape[1] - 1)
+    ids = np.asarray(rhs).astype(np.int64).reshape(-1)
+    if lhs.ndim != 2 or ids.size != lhs.shape[0]:
+        raise ShapeError(f"fill_element_0index: expected a 2-D lhs and one index per row, got "
+                         f"lhs {tuple(lhs.shape)} and rhs {tuple(np.shape(rhs))}")
+    bad = np.flatnonzero((ids < 0) | (ids >= lhs.shape[1]))
+    if bad.size:  # MXNet writes outside the row (into the next one or past the array)
+        i = int(bad[0])
+        raise IndexOutOfRange(f"fill_element_0index: index {int(ids[i])} of row {i} is out of "
+                              f"bounds for axis 1 with size {lhs.shape[1]}")
     out[np.arange(lhs.shape[0]), ids] = mhs
     return (out,)
 

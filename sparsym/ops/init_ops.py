@@ -71,6 +71,9 @@ register(OpDef(
 # ----------------------------------------------------------------------------- _arange
 def _arange_check(op, a):
     require(a.step != 0, op, "step must not be 0")
+    for key in ("start", "stop", "step"):  # MXNet: "Invalid Parameter format for stop"
+        v = getattr(a, key)
+        require(v is None or math.isfinite(v), op, f"{key} must be a finite number, got {v}")
     require(a.repeat >= 1, op, f"repeat must be positive, got {a.repeat}")
 
 

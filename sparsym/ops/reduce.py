@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .. import storage as st
-from ..base import MXNetError, dtype_of
+from ..base import MXNetError, ShapeError, dtype_of
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
 from . import rules
@@ -36,7 +36,11 @@ def red_axes(a, nd, op="reduce"):
     if not a.axis:
         axes = tuple(range(nd))
     else:
-        given = {norm_axis(x, nd, op) for x in a.axis}
+        listed = [norm_axis(x, nd, op) for x in a.axis]
+        given = set(listed)
+        if len(given) != len(listed):  # MXNet's check (numpy's sum raises too)
+            raise ShapeError(f"operator {op}: Reduction axes have duplicates "
+                             f"[{','.join(str(x) for x in a.axis)}]")
         axes = tuple(i for i in range(nd) if i not in given) if a.exclude else \
             tuple(sorted(given))
     if len(_AXES) < 4096:

@@ -207,6 +207,8 @@ def fmt_shape(s) -> str:
         return "None"
     if isinstance(s, str):  # a rule's description of what it expected ("4-D data")
         return s
+    if isinstance(s, (int, np.integer)):  # one dim
+        return str(s)
     return "[" + ",".join("-1" if d is None else str(d) for d in s) + "]"
 
 

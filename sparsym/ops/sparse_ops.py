@@ -15,6 +15,7 @@ from ..kernels import rsp as krsp
 from . import rules
 from .grad import bw
 from .params import Field, Params
+from .reduce import red_axes
 from .registry import Dispatch, OpDef, register
 
 D, R, C = "default", "row_sparse", "csr"
@@ -96,13 +97,7 @@ _REDUCE = Params(axis=Field("shape_or_none", None, doc="axes to reduce (None: al
 
 
 def _axes(attrs, ndim):
-    if attrs.axis is None or len(attrs.axis) == 0:
-        axes = tuple(range(ndim))
-    else:
-        axes = tuple(sorted(int(a) % ndim for a in attrs.axis))
-    if attrs.exclude:
-        axes = tuple(i for i in range(ndim) if i not in axes)
-    return axes
+    return red_axes(attrs, ndim, "_square_sum")
 
 
 def _reduced_shape(attrs, shape):

@@ -1,10 +1,12 @@
 """FullyConnected, Embedding and _contrib_SparseEmbedding (with their row_sparse rows)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import storage as st
-from ...base import dtype_of
+from ...base import IndexOutOfRange, dtype_of
 from ...kernels import blas
 from ...kernels import rsp as krsp
 from .. import rules
@@ -61,7 +63,9 @@ def fc_shape(attrs, ins, outs):
 
 
 def _flat(a, x):
-    return x.reshape(x.shape[0], -1) if a.flatten else x.reshape(-1, x.shape[-1])
+    if a.flatten:  # explicit width: reshape(0, -1) is ambiguous for an empty batch
+        return x.reshape(x.shape[0], math.prod(x.shape[1:]))
+    return x.reshape(-1, x.shape[-1])
 
 
 def _out_shape(a, x):
@@ -228,7 +232,14 @@ def _emb_fwd(a, xs):
 
 
 def _emb_fwd_rsp(a, xs):
-    return (krsp.take_rows_rsp(xs[1], xs[0]),)  # clips the ids itself
+    ids = np.asarray(xs[0])
+    if ids.size and (ids.min() < 0 or ids.max() >= a.input_dim):
+        # MXNet's row_sparse-weight kernel refuses them (a dense weight clips them)
+        bad = ids[(ids < 0) | (ids >= a.input_dim)].ravel()[0]
+        raise IndexOutOfRange(f"SparseEmbedding input contains data out of bound: id "
+                              f"{bad:g} is outside [0, input_dim={a.input_dim}) (a "
+                              "row_sparse weight takes no clipped ids)")
+    return (krsp.take_rows_rsp(xs[1], xs[0]),)
 
 
 def _emb_bwd_dense(a, xs):
