@@ -6,11 +6,18 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..base import MXNetError, ShapeError
+from ..base import MXNetError, ParamError, ShapeError
 from ..ndarray.ndarray import wrap
 from .utils import _getdata_by_idx, _init_data, _slice_rows, _take_rows
 
 __all__ = ["DataDesc", "DataBatch", "DataIter", "MXDataIter", "NDArrayIter"]
+
+
+def check_batch_size(batch_size, where):
+    """A positive integer batch size (MXNet fails later, on slicing or a -1 shape)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+            or batch_size <= 0:
+        raise ParamError(f"{where}: batch_size must be a positive integer, got {batch_size!r}")
 
 
 class DataDesc(namedtuple("DataDesc", ["name", "shape"])):
@@ -181,10 +188,9 @@ class NDArrayIter(DataIter):
                  data_name="data", label_name="softmax_label", layout="NCHW"):
         super().__init__(batch_size)
         if last_batch_handle not in ("pad", "discard", "roll_over"):
-            raise ValueError(f"last_batch_handle must be 'pad', 'discard' or 'roll_over', got "
+            raise ParamError(f"last_batch_handle must be 'pad', 'discard' or 'roll_over', got "
                              f"{last_batch_handle!r}")
-        if batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        check_batch_size(batch_size, "NDArrayIter")
         self.data = _init_data(data, False, data_name)
         self.label = _init_data(label, True, label_name)
         self.num_data = self.data[0][1].shape[0]

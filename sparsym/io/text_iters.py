@@ -21,7 +21,7 @@ from ..base import FormatError, MXNetError, ShapeError
 from ..kernels import csr as kcsr
 from ..kernels.libsvm import LibSVMReader, _line_start_at_or_after
 from ..ndarray.ndarray import wrap
-from .io import DataBatch, DataDesc, MXDataIter
+from .io import DataBatch, DataDesc, MXDataIter, check_batch_size
 
 __all__ = ["LibSVMIter", "CSVIter"]
 
@@ -176,8 +176,7 @@ class _BatchLoader(MXDataIter):
 
     def __init__(self, batch_size, round_batch, streams, names, data_name, label_name):
         super().__init__(batch_size=batch_size, data_name=data_name, label_name=label_name)
-        if batch_size <= 0:
-            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        check_batch_size(batch_size, type(self).__name__)
         self.round_batch = bool(round_batch)
         self._streams = streams
         self._names = names

@@ -43,6 +43,10 @@ def _init_data(data, allow_empty, default_name):
             except Exception:  # noqa: BLE001
                 raise TypeError(f"Invalid type '{type(v).__name__}' for {k}, should be NDArray, "
                                 "numpy.ndarray or scipy csr") from None
+            if raw.dtype.kind not in "biuf":
+                raise TypeError(f"Invalid type '{type(v).__name__}' (values of dtype "
+                                f"{raw.dtype}) for {k}, should be NDArray, numpy.ndarray or "
+                                "scipy csr of numbers")
             # MXNet converts numpy input with mx.nd.array: float32 whatever its dtype
             raw = raw.astype(np.float32)
         if isinstance(raw, st.RSP):

@@ -49,6 +49,15 @@ def potrf(a, lower=True):
         raise MXNetError("linalg.potrf: the input matrix is not positive definite") from None
 
 
+def inverse(a):
+    """The inverse of each square matrix; a singular one raises MXNet's error."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise MXNetError("linalg.inverse: the input matrix is non-convertible (singular), "
+                         f"in a batch of shape {tuple(a.shape)}") from None
+
+
 def potrf_grad(g, low, lower=True):
     """dA = 0.5 * L^-T copyLTU(L^T dL) L^-1 (MXNet's symmetric gradient); ``low`` is the
     factor potrf returned (upper when not ``lower``)."""

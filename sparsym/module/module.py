@@ -5,15 +5,29 @@ import logging
 import warnings
 
 from .. import storage as st
-from ..base import MXNetError
+from ..base import MXNetError, ParamError, ShapeError
 from ..context import cpu
 from ..initializer import InitDesc, Uniform
-from ..ndarray.ndarray import wrap
+from ..ndarray.ndarray import NDArray, wrap
 from ..optimizer import optimizer as opt_mod
 from .base_module import BaseModule, _as_list, _check_input_names, _StoredIO
 from .executor_group import DataParallelExecutorGroup
 
 __all__ = ["Module"]
+
+
+def _check_batch_arrays(kind, arrays, names):
+    """A batch's data (or label) must hold an NDArray for every bound name: fewer would
+    leave the previous batch's values in place, and MXNet fails deep inside on a numpy
+    array (extra arrays are ignored, as in MXNet)."""
+    if not isinstance(arrays, (list, tuple)) or len(arrays) < len(names):
+        got = len(arrays) if isinstance(arrays, (list, tuple)) else type(arrays).__name__
+        raise ShapeError(f"Module.forward: the batch's {kind} must be a list of "
+                         f"{len(names)} NDArrays (one per {kind} name {list(names)}), got {got}")
+    for name, a in zip(names, arrays):
+        if not isinstance(a, NDArray):
+            raise ParamError(f"Module.forward: the batch's {kind} {name!r} must be an NDArray, "
+                             f"got {type(a).__module__}.{type(a).__name__}")
 
 
 class Module(_StoredIO, BaseModule):
@@ -237,6 +251,7 @@ class Module(_StoredIO, BaseModule):
         if self.optimizer_initialized and not force_init:
             self.logger.warning("optimizer already initialized, ignoring...")
             return
+        self._check_ready("init_optimizer")
         if self._params_dirty:
             self._sync_params_from_devices()
         from .kvstore_util import create_kvstore, initialize_kvstore
@@ -310,6 +325,9 @@ class Module(_StoredIO, BaseModule):
         g = self._exec_group
         cur = g.data_shapes
         new = data_batch.data
+        _check_batch_arrays("data", new, self._data_names)
+        if data_batch.label and self._label_names:
+            _check_batch_arrays("label", data_batch.label, self._label_names)
         if any(tuple(a.shape) != tuple(d.shape) for a, d in zip(new, cur)):
             from ..io.io import DataDesc
             if getattr(data_batch, "provide_data", None):

@@ -344,6 +344,9 @@ class NDArray:
 
     def __setitem__(self, key, value):
         """``x[key] = value`` (numpy indexing for dense arrays; sparse arrays take ``[:]``)."""
+        whole = key is None or key is Ellipsis or (isinstance(key, slice) and key == slice(None))
+        if whole and STATE.recording and _on_tape(self):
+            _check_inplace_record(self, None)  # MXNet refuses y[:] = v for a recorded y too
         if isinstance(key, slice) and key == slice(None):
             if isinstance(value, NDArray) and value._raw is self._raw:
                 return
@@ -571,6 +574,13 @@ class NDArray:
         if fn is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         return lambda *args, **kwargs: fn(self, *args, **kwargs)
+
+
+def _on_tape(x):
+    """Whether ``x`` is a variable or a recorded output of a live graph (a freed graph's
+    outputs are constants again)."""
+    e = x._ag
+    return e is not None and (e[0].values is not None or e[0].op is None)
 
 
 def _check_inplace_record(target, value):

@@ -330,6 +330,8 @@ def _np(x, dtype=None):
 
 def _idx(x, where, name):
     arr = _np(x)
+    if arr.ndim > 1:  # MXNet: "invalid shape"
+        raise StorageError(f"{where}: {name} must be 1-D, got shape {arr.shape}")
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         if not np.all(np.equal(np.mod(arr, 1), 0)):
             raise StorageError(f"{where}: {name} must be integers, got values of dtype "
@@ -394,7 +396,10 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
         return wrap(st.zeros_raw("csr", _shape(arg1), dtype_of(dtype or np.float32)), ctx)
     if isinstance(arg1, tuple) and len(arg1) == 3:
         data, indices, indptr = arg1
-        data = np.ascontiguousarray(_np(data, _dtype(dtype, data)).reshape(-1))
+        data = _np(data, _dtype(dtype, data))
+        if data.ndim > 1:  # MXNet: "invalid shape"
+            raise StorageError(f"{where}: data must be 1-D, got shape {data.shape}")
+        data = np.ascontiguousarray(data.reshape(-1))
         indices = _idx(indices, where, "indices")
         indptr = _idx(indptr, where, "indptr")
         if shape is None:
@@ -403,6 +408,8 @@ def csr_matrix(arg1, shape=None, ctx=None, dtype=None):
                                  "shape=")
             shape = (len(indptr) - 1, int(indices.max()) + 1)
         shape = _shape(shape)
+        if len(shape) != 2:
+            raise ShapeError(f"{where}: a csr array is 2-D, got shape {shape}")
         try:
             _check_csr_full(data, indices, indptr, shape, where)
         except StorageError as err:

@@ -232,7 +232,7 @@ _unary("potri", lambda a, x: kl.potri(x, a.lower),
        ("A", "out"), lambda n, og: [og[0], n.inputs[0], (n, 0)], params=_LOWER,
        doc="The inverse (L L^T)^-1 of a matrix from its lower Cholesky factor L (potrf's "
            "output); with ``lower=False``, (U^T U)^-1 from the upper factor U.")
-_unary("inverse", lambda a, x: np.linalg.inv(x),
+_unary("inverse", lambda a, x: kl.inverse(x),
        lambda a, xs: -kl.t(xs[1]) @ xs[0] @ kl.t(xs[1]),
        ("out",), lambda n, og: [og[0], (n, 0)], doc="The inverse of each square matrix.")
 

@@ -120,6 +120,10 @@ def _load_graph(d, upgrade, where):
         raw_nodes, heads = d["nodes"], d["heads"]
     except (KeyError, TypeError) as err:
         raise FormatError(f"load_json: {where}not a graph document ({err})") from None
+    for key, v in (("nodes", raw_nodes), ("heads", heads)):
+        if not isinstance(v, list):
+            raise FormatError(f"load_json: {where}'{key}' must be a list, got "
+                              f"{type(v).__name__}")
     built = []
     for k, rn in enumerate(raw_nodes):
         if not isinstance(rn, dict) or "op" not in rn or "name" not in rn:

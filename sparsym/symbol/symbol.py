@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError
+from ..base import MXNetError, ShapeError
 from ..storage import STYPE_ID, check_stype
 from ..util import is_np_shape
 from .arith import NotImplementedForSymbol, SymbolOps
@@ -339,6 +339,11 @@ class Symbol(SymbolOps):
             if not isinstance(v, (tuple, list)):
                 raise TypeError(f"Arguments need to be shapes (tuple), but {where} is "
                                 f"{type(v)}.")
+            bad = [d for d in v if d is not None
+                   and (not isinstance(d, (int, np.integer)) or d < -1)]
+            if bad:  # MXNet's check
+                raise ShapeError(f"infer_shape: {where} has shape {tuple(v)}: shape dim size "
+                                 f"must be >= -1, while received {bad[0]}")
             return tuple(None if d == unknown_dim or d == -1 else int(d) for d in v)
 
         g, known = self._known("shapes", args, kwargs, conv_in)

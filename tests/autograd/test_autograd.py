@@ -302,3 +302,19 @@ def test_cast_takes_numpy_types_and_records():
     assert y.dtype == np.float64
     y.backward()
     assert x.grad.dtype == np.float32 and x.grad.asnumpy().tolist() == [1, 1]
+
+
+@pytest.mark.parametrize("key", [slice(None), Ellipsis, 0])
+def test_assigning_into_a_recorded_array_is_refused(key):
+    # MXNet's check; the gradient would use the old value (x.grad 7 instead of an error)
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x * 2
+        with pytest.raises(mx.base.MXNetError, match="already in a computational graph"):
+            y[key] = 5
+        with pytest.raises(mx.base.MXNetError, match="already in a computational graph"):
+            x[key] = 3
+        a = mx.nd.zeros((2,))
+        a[:] = x * 2   # a fresh array may take a recorded value, as in MXNet
+    assert a.asnumpy().tolist() == [2, 2]

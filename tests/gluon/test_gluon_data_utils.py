@@ -86,3 +86,19 @@ def test_dataloader_v1_batches_like_dataloader():
     ds = mx.gluon.data.ArrayDataset(np.arange(10).reshape(5, 2).astype("float32"))
     got = [b.asnumpy().tolist() for b in DataLoaderV1(ds, batch_size=2, last_batch="discard")]
     assert got == [[[0, 1], [2, 3]], [[4, 5], [6, 7]]]
+
+
+def test_record_file_dataset_reads_records_and_refuses_foreign_files(tmp_path):
+    rec, idx = str(tmp_path / "a.rec"), str(tmp_path / "a.idx")
+    w = mx.recordio.MXIndexedRecordIO(idx, rec, "w")
+    for i in range(3):
+        w.write_idx(i, b"r%d" % i)
+    w.close()
+    ds = mx.gluon.data.RecordFileDataset(rec)
+    assert len(ds) == 3 and [ds[i] for i in range(3)] == [b"r0", b"r1", b"r2"]
+    bad = tmp_path / "b.rec"
+    bad.write_bytes(b"garbage" * 10)
+    (tmp_path / "b.idx").write_text("0\t0\n")
+    with pytest.raises(mx.base.FormatError, match="Invalid RecordIO File"):
+        mx.gluon.data.RecordFileDataset(str(bad))[0]
+    assert issubclass(mx.gluon.data.vision.ImageRecordDataset, mx.gluon.data.RecordFileDataset)

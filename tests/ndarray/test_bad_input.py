@@ -27,11 +27,22 @@ def test_csr_parts_out_of_range_fail_check_format_and_every_use(parts, shape, ma
     (([1.0, 2.0], [0, 1], [0, 2]), (2, 3), r"indptr must have length rows\+1 = 3, got 2"),
     (([1.0, 2.0], [0], [0, 1, 2]), (2, 3), "same length, got 1 and 2"),
     (([1.0], [0.5], [0, 1, 1]), (2, 3), "must be integers"),
+    # MXNet: "invalid shape" (these were flattened)
+    (([[1.0, 2.0]], [0, 1], [0, 1, 2]), (2, 3), r"data must be 1-D, got shape \(1, 2\)"),
+    (([1.0, 2.0], [0, 1], [[0, 1, 2]]), (2, 3), "indptr must be 1-D"),
 ])
 def test_bad_csr_parts(parts, shape, match):
     with pytest.raises(StorageError, match=match) as err:
         nd.sparse.csr_matrix(parts, shape=shape)
     assert "csr_matrix" in str(err.value)
+
+
+def test_csr_parts_need_a_2d_shape_and_rsp_indices_1d():
+    # MXNet: ValueError "invalid shape" at construction (was an array failing every use)
+    with pytest.raises(ShapeError, match=r"csr array is 2-D, got shape \(2, 3, 4\)"):
+        nd.sparse.csr_matrix(([1.0, 2.0], [0, 1], [0, 1, 2]), shape=(2, 3, 4))
+    with pytest.raises(StorageError, match="indices must be 1-D"):
+        nd.sparse.row_sparse_array(([[1.0, 2.0]], [[0]]), shape=(3, 2))
 
 
 def test_bad_row_sparse_parts():

@@ -49,6 +49,8 @@ BAD_CALLS = [
     (lambda: nd.relu(nd.ones((2,)), out=nd.zeros((2, 2))), ShapeError,
      r"0-th output: expected \[2\], got \[2,2\]"),
     (lambda: nd.ones((2,), ctx="gpu"), MXNetError, "Invalid context string gpu"),
+    # numpy's bare LinAlgError before
+    (lambda: nd.linalg.inverse(nd.zeros((2, 2))), MXNetError, "non-convertible"),
     (lambda: nd.ones((2,), ctx=3), TypeError, "ctx must be a Context"),
 ]
 

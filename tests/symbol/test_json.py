@@ -124,6 +124,10 @@ def test_legacy_attr_and_param_keys_load():
      '[0, 0, 0]]}], "heads": [[1, 0, 0]]}', ParamError, "node 'fc'"),
     ('{"nodes": [{"op": "null", "name": "x", "inputs": []}, {"op": "elemwise_add", '
      '"name": "a", "inputs": [[0, 0, 0]]}], "heads": [[1, 0, 0]]}', FormatError, "1 inputs"),
+    # MXNet: "Expect '[' but get '5'" (these were bare TypeErrors)
+    ('{"nodes": 5, "heads": [[0, 0, 0]], "arg_nodes": [0]}', FormatError,
+     "'nodes' must be a list, got int"),
+    ('{"nodes": [], "heads": "x"}', FormatError, "'heads' must be a list, got str"),
 ])
 def test_malformed_json_raises_typed_errors(doc, err, match):
     with pytest.raises(err, match=match):

@@ -1,6 +1,9 @@
 """Datasets: indexable collections of samples."""
 from __future__ import annotations
 
+import os
+
+from ... import recordio
 from ...ndarray.ndarray import NDArray
 from . import sampler as _sampler
 
@@ -138,8 +141,35 @@ class ArrayDataset(Dataset):
 
 
 class RecordFileDataset(Dataset):
-    """Records of a RecordIO file: not available (sparsym has no mx.recordio)."""
+    """The raw records (bytes) of a RecordIO file, read through its index.
+
+    Parameters
+    ----------
+    filename : str
+        The .rec file; its index is the same name ending in .idx (``MXIndexedRecordIO``).
+        A missing, truncated or foreign file raises ``FormatError``/``MXNetError`` naming it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import sparsym as mx
+    >>> d = tempfile.mkdtemp()
+    >>> w = mx.recordio.MXIndexedRecordIO(os.path.join(d, "a.idx"), os.path.join(d, "a.rec"), "w")
+    >>> for i in range(3):
+    ...     w.write_idx(i, b"record %d" % i)
+    >>> w.close()
+    >>> ds = mx.gluon.data.RecordFileDataset(os.path.join(d, "a.rec"))
+    >>> len(ds), ds[1]
+    (3, b'record 1')
+    """
 
     def __init__(self, filename):
-        raise NotImplementedError("gluon.data.RecordFileDataset needs mx.recordio, which "
-                                  "sparsym does not implement")
+        self.idx_file = os.path.splitext(filename)[0] + ".idx"
+        self.filename = filename
+        self._record = recordio.MXIndexedRecordIO(self.idx_file, self.filename, "r")
+
+    def __getitem__(self, idx):
+        return self._record.read_idx(self._record.keys[idx])
+
+    def __len__(self):
+        return len(self._record.keys)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import ParamError
+
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "BatchSampler", "FilterSampler",
            "IntervalSampler"]
 
@@ -74,6 +76,10 @@ class BatchSampler(Sampler):
     """
 
     def __init__(self, sampler, batch_size, last_batch="keep"):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
+                or batch_size <= 0:  # MXNet: ZeroDivisionError from len(), or one huge batch
+            raise ParamError(f"BatchSampler: batch_size must be a positive integer, got "
+                             f"{batch_size!r}")
         self._sampler = sampler
         self._batch_size = batch_size
         self._last_batch = last_batch

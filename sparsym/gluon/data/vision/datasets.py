@@ -276,7 +276,7 @@ class CIFAR100(CIFAR10):
         return 1 if self._fine_label else 0
 
 
-class ImageRecordDataset(dataset.Dataset):
+class ImageRecordDataset(dataset.RecordFileDataset):
     """Images and labels of a RecordIO file (``filename`` and its ``.idx`` index), decoded
     with Pillow: items (image NDArray (H, W, C) uint8, label).
 
@@ -290,15 +290,9 @@ class ImageRecordDataset(dataset.Dataset):
     """
 
     def __init__(self, filename, flag=1, transform=None):
-        super().__init__()
-        self.filename = filename
-        self.idx_file = os.path.splitext(filename)[0] + ".idx"
-        self._record = recordio.MXIndexedRecordIO(self.idx_file, self.filename, "r")
+        super().__init__(filename)
         self._flag = flag
         self._transform = transform
-
-    def __len__(self):
-        return len(self._record.keys)
 
     def __getitem__(self, idx):
         from .... import image
