@@ -122,3 +122,28 @@ def test_dynamic_unroll_matches_unroll_with_valid_length(layout, hybridize):
     # padded steps read 0 (sequence 2 is valid for one step only)
     third = out.asnumpy()[1:, 2] if layout == "TNC" else out.asnumpy()[2, 1:]
     assert not third.any()
+
+
+def test_training_forward_keeps_activations_for_backward(monkeypatch):
+    # the backward reuses the training forward's activations (no second forward), and the
+    # gradients equal those of a backward that recomputes them
+    from sparsym.ops.nn import rnn_op
+    reruns = []
+    orig = rnn_op._rerun
+    monkeypatch.setattr(rnn_op, "_rerun", lambda *a: reruns.append(1) or orig(*a))
+    net = gluon.rnn.LSTM(4, num_layers=2)
+    net.initialize(mx.init.Uniform(0.3))
+    x = mx.nd.array(np.random.default_rng(3).uniform(size=(5, 2, 3)))
+
+    def grads():
+        with mx.autograd.record():
+            y = net(x)
+        y.backward()
+        return {k: p.grad().asnumpy().copy() for k, p in net.collect_params().items()}
+    kept = grads()
+    assert not reruns
+    monkeypatch.setattr(rnn_op, "_kept", lambda seed: None)
+    rerun = grads()
+    assert reruns
+    for k, g in kept.items():
+        np.testing.assert_allclose(g, rerun[k], rtol=1e-6, err_msg=k)

@@ -1,10 +1,15 @@
 """MXNet's fused ``RNN`` operator (rnn_relu, rnn_tanh, lstm, gru; layers; bidirectional).
 
 The kernels (sparsym/kernels/rnn.py) run the recurrence directly on the flat cuDNN-layout
-parameter vector. The backward op reruns the forward keeping every step's gate activations
-and then back-propagates through time. Dropout between layers draws its masks from a
-per-call seed kept in a hidden output, so the rerun sees the same masks."""
+parameter vector. A training forward keeps every step's gate activations (MXNet's reserve
+space) for the backward op, found through the call's hidden seed output; a backward that
+cannot find them (the seed array was copied) reruns the forward keeping them. Dropout
+between layers draws its masks from a per-call seed kept in that hidden output, so a rerun
+sees the same masks."""
 from __future__ import annotations
+
+import threading
+import weakref
 
 import numpy as np
 
@@ -101,25 +106,59 @@ def _masks(a, seed):
     return np.random.default_rng(seed) if seed >= 0 and a.p > 0 and a.num_layers > 1 else None
 
 
+# id(seed output array) -> (weak reference to it, the training forward's activations); an
+# entry leaves with its array, so the activations live as long as the call's outputs
+_KEPT: dict = {}
+_KEPT_LOCK = threading.Lock()
+
+
+def _keep(seed_arr, cache):
+    key = id(seed_arr)
+
+    def drop(_ref, key=key):
+        with _KEPT_LOCK:
+            hit = _KEPT.get(key)
+            if hit is not None and hit[0]() is None:
+                del _KEPT[key]
+    with _KEPT_LOCK:
+        _KEPT[key] = (weakref.ref(seed_arr, drop), cache)
+
+
+def _kept(seed_arr):
+    with _KEPT_LOCK:
+        hit = _KEPT.get(id(seed_arr))
+    return hit[1] if hit is not None and hit[0]() is seed_arr else None
+
+
 def _rnn_fwd(a, xs):
     train = bool(a.get("__is_train__", False))
     seed = int(_random.rng().integers(0, 2 ** 31 - 1)) if train and a.p > 0 else -1
-    out, finals, _ = rnn_forward(a.mode, xs[0], xs[1], list(xs[2:]), a.num_layers,
-                                 a.bidirectional, a.p, _masks(a, seed),
-                                 proj=a.projection_size)
-    return (out, *finals, np.array([seed], np.float64))
+    out, finals, cache = rnn_forward(a.mode, xs[0], xs[1], list(xs[2:]), a.num_layers,
+                                     a.bidirectional, a.p, _masks(a, seed), keep=train,
+                                     proj=a.projection_size)
+    seed_arr = np.array([seed], np.float64)
+    if cache is not None:
+        _keep(seed_arr, cache)
+    return (out, *finals, seed_arr)
 
 
 def _rnn_bwd(a, xs):
     ns = _n_states(a)
     ograds, fwd_ins, seed = xs[:1 + ns], xs[1 + ns:-1], xs[-1]
-    seed = int(np.asarray(seed).reshape(-1)[0])
-    _, _, cache = rnn_forward(a.mode, fwd_ins[0], fwd_ins[1], list(fwd_ins[2:]),
-                              a.num_layers, a.bidirectional, a.p, _masks(a, seed), keep=True,
-                              proj=a.projection_size)
+    cache = _kept(seed)
+    if cache is None:
+        cache = _rerun(a, fwd_ins, int(np.asarray(seed).reshape(-1)[0]))
     dx, dparams, dstates = rnn_backward(a.mode, cache, ograds[0], list(ograds[1:]),
                                         a.num_layers, a.bidirectional)
     return (dx, dparams, *dstates)
+
+
+def _rerun(a, fwd_ins, seed):
+    """The activations of the forward call with ``seed`` (its dropout masks), recomputed."""
+    _, _, cache = rnn_forward(a.mode, fwd_ins[0], fwd_ins[1], list(fwd_ins[2:]),
+                              a.num_layers, a.bidirectional, a.p, _masks(a, seed), keep=True,
+                              proj=a.projection_size)
+    return cache
 
 
 def _rnn_grad(node, og):
