@@ -91,8 +91,8 @@ def _run_direction(mode, xi, Wh, bh, h0, c0, keep, Wr=None):
         for s in range(T):
             gates = xi[s] + hs[s] @ Wh.T
             gates += bh
-            i = expit(gates[:, :H])
-            f = expit(gates[:, H:2 * H])
+            if_ = expit(gates[:, :2 * H])  # one call for the adjacent i and f gates
+            i, f = if_[:, :H], if_[:, H:]
             g = np.tanh(gates[:, 2 * H:3 * H])
             o = expit(gates[:, 3 * H:])
             c = f * cs[s]
