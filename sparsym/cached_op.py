@@ -208,6 +208,7 @@ class _GraphRunner:
     """
 
     autograd_stable = True  # autograd: the node's parameters identify it across steps
+    skips_unused = True  # _backward_raw may leave out gradients nothing reads
 
     def __init__(self, exe, ctx):
         self.exe = exe
@@ -232,14 +233,15 @@ class _GraphRunner:
         ag = outs[0]._ag
         self.node = weakref.ref(ag[0]) if ag is not None else None
 
-    def _backward_raw(self, ograds):
-        """Raw gradients of every argument for raw head gradients ``ograds``."""
+    def _backward_raw(self, ograds, unused=()):
+        """Raw gradients of every argument for raw head gradients ``ograds``; None at the
+        positions ``unused`` (gradients nobody reads) that the executor did not compute."""
         exe = self.exe
         exe.backward([wrap(g, self.ctx) for g in ograds])
         grads = []
-        for g, a in zip(exe.grad_arrays, exe.arg_arrays):
+        for k, (g, a) in enumerate(zip(exe.grad_arrays, exe.arg_arrays)):
             if g is None:
-                grads.append(np.zeros(a.shape, a._raw.dtype))
+                grads.append(None if k in unused else np.zeros(a.shape, a._raw.dtype))
                 continue
             raw = g._raw
             grads.append(st.todense(raw) if raw.__class__ is not np.ndarray else raw)

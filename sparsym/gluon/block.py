@@ -680,6 +680,12 @@ class HybridBlock(Block):
 
     def forward(self, x, *args):
         """Run :meth:`hybrid_forward` on NDArrays (compiled when hybridized) or Symbols."""
+        if not args and not self._active and x.__class__ is NDArray:
+            # a layer of an imperative model on one dense array: the general path below
+            # without its context and type bookkeeping
+            ctx = x._ctx
+            with ctx:
+                return self._forward_nd(ctx, x)
         for a in args:  # the common call, NDArrays only, skips the nested walk
             if not isinstance(a, NDArray):
                 has_symbol, has_ndarray, ctx, ctxs = _gather_type_ctx([x] + list(args))
@@ -709,17 +715,22 @@ class HybridBlock(Block):
                                          f"arguments to inspect their contexts. Find all "
                                          f"contexts = {sorted(map(str, ctxs))}")
                     return self._call_cached_op(x, *args)
-                try:
-                    params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-                except DeferredInitializationError:
-                    self._deferred_infer_shape(x, *args)
-                    for _, v in self.params.items():
-                        v._finish_deferred_init()
-                    params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-                return self.hybrid_forward(ndarray, x, *args, **params)
+                return self._forward_nd(ctx, x, *args)
         params = {i: j.var() for i, j in self._reg_params.items()}
         with self.name_scope():
             return self.hybrid_forward(_symbol, x, *args, **params)
+
+    def _forward_nd(self, ctx, x, *args):
+        """:meth:`hybrid_forward` on NDArrays with the Parameters' values on ``ctx``
+        (deferred Parameters are initialized from the inputs' shapes first)."""
+        try:
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        except DeferredInitializationError:
+            self._deferred_infer_shape(x, *args)
+            for _, v in self.params.items():
+                v._finish_deferred_init()
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        return self.hybrid_forward(ndarray, x, *args, **params)
 
     def hybrid_forward(self, F, x, *args, **kwargs):
         """Override: the computation, with ``F`` either ``mx.nd`` or ``mx.sym``."""

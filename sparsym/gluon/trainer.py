@@ -338,11 +338,13 @@ class Trainer:
 
     def _update(self, ignore_stale_grad=False):
         updates = [[] for _ in self._updaters]
+        on_kv = self._kvstore and self._update_on_kvstore
         for i, param in enumerate(self._params):
             if param.grad_req == "null":
                 continue
+            datas = param._check_and_get(param._data, list)
             if not ignore_stale_grad:
-                for data in param._check_and_get(param._data, list):
+                for data in datas:
                     if not data._fresh_grad:
                         raise UserWarning(
                             f"Gradient of Parameter `{param.name}` on context {data.context} "
@@ -352,16 +354,15 @@ class Trainer:
                             "only using a subset, call step with ignore_stale_grad=True to "
                             "suppress this warning and skip updating of Parameters with stale "
                             "gradient")
-            if self._kvstore and self._update_on_kvstore:
-                for data in param._check_and_get(param._data, list):
+            if on_kv:
+                for data in datas:
                     data._fresh_grad = False
                 continue
-            for upd, arr, grad in zip(updates, param._check_and_get(param._data, list),
-                                      param.list_grad()):
+            for upd, arr, grad in zip(updates, datas, param.list_grad()):
                 if not ignore_stale_grad or arr._fresh_grad:
                     upd.append((i, grad, arr))
                     arr._fresh_grad = False
-        if not (self._kvstore and self._update_on_kvstore):
+        if not on_kv:
             for updater, upd in zip(self._updaters, updates):
                 if upd:
                     idx, grads, weights = zip(*upd)

@@ -3,7 +3,9 @@
 The forward ran imperatively (the tape holds its outputs); the node only records the call
 so that the gradient pass can place ``_backward_CustomFunction``, whose kernel hands the
 head gradients to the Function's ``backward``. ``function`` is the Function object; it
-must offer ``_backward_raw(ograds) -> raw gradients`` (one per forward input).
+must offer ``_backward_raw(ograds) -> raw gradients`` (one per forward input); with a true
+``skips_unused`` attribute it is called as ``_backward_raw(ograds, unused)`` when the
+executor reads none of the gradients at positions ``unused``, which may then be None.
 """
 from __future__ import annotations
 
@@ -63,7 +65,14 @@ def _bwd_type(attrs, ins, outs):
 
 
 def _bwd_kernel(attrs, xs):
-    return tuple(attrs.function._backward_raw(list(xs[:attrs.num_outputs])))
+    fn = attrs.function
+    ograds = list(xs[:attrs.num_outputs])
+    unused = attrs.get("__unused__", ())
+    if unused and getattr(fn, "skips_unused", False):
+        # the executor reads none of these gradients (an input without grad_req, such as a
+        # hybridized block's data): the function may leave them out (None)
+        return tuple(fn._backward_raw(ograds, unused))
+    return tuple(fn._backward_raw(ograds))
 
 
 CUSTOM_FUNCTION = register(OpDef(
@@ -78,5 +87,5 @@ register(OpDef(
     num_outputs=lambda a: a.num_inputs,
     output_names=lambda a: tuple(f"output{i}" for i in range(a.num_inputs)),
     dispatch=(Dispatch(("default", "..."), ("default",), _bwd_kernel),),
-    infer_shape=_bwd_shape, infer_type=_bwd_type,
+    infer_shape=_bwd_shape, infer_type=_bwd_type, skips_unused_outputs=True,
     doc="Gradient of a recorded autograd.Function: calls its backward."))

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ... import random as _random
+from ...base import dtype_of
 from ...kernels import elementwise as kelem
 from .. import rules
 from ..grad import bw, kept, multi_bw
@@ -272,7 +273,6 @@ def sm_shape(attrs, ins, outs):
 
 def sm_type(attrs, ins, outs):
     if ins[0] is not None:
-        from ...base import dtype_of
         rules.set_type(outs, 0, dtype_of(attrs.dtype) if attrs.dtype else ins[0], "output")
         if attrs.use_length and ins[1] is None:
             ins[1] = np.dtype(np.int32)
@@ -290,9 +290,33 @@ def _mask(a, x, xs):
     return np.arange(x.shape[ax]).reshape(shape) < length
 
 
+_PLAIN_SM = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _sm_plain(x, ax, log):
+    """softmax / log_softmax of float32/64 ``x`` whose maxima along ``ax`` are finite, or
+    None: exp never overflows and the sums are >= 1, so no errstate scope is needed (on a
+    loss's small batch the scope cost as much as the math)."""
+    zmax = x.max(axis=ax, keepdims=True)
+    if not np.isfinite(zmax).all():
+        return None
+    z = x - zmax
+    if log:
+        z -= np.log(np.exp(z).sum(axis=ax, keepdims=True))
+    else:
+        np.exp(z, out=z)
+        z /= z.sum(axis=ax, keepdims=True)
+    return z
+
+
 def _sm_core(a, xs, log, neg=False):
     x = xs[0].astype(np.float64) if xs[0].dtype == np.float16 else xs[0]
     ax = norm_axis(a.axis, x.ndim, "softmax")
+    if not neg and not a.use_length and a.temperature in (None, 1.0) and x.size and \
+            x.dtype in _PLAIN_SM:
+        z = _sm_plain(x, ax, log)
+        if z is not None:
+            return z
     t = 1.0 if a.temperature is None else a.temperature
     z = (-x if neg else x) / t if neg or t != 1.0 else x
     m = _mask(a, x, xs)
@@ -313,7 +337,6 @@ def _sm_core(a, xs, log, neg=False):
 
 
 def _out_dtype(a, x):
-    from ...base import dtype_of
     return dtype_of(a.dtype) if a.dtype else x.dtype
 
 

@@ -74,11 +74,13 @@ def _out_shape(a, x):
 
 def _fc_fwd(a, xs):
     x, w = xs[0], xs[1]
+    two_d = x.ndim == 2  # a batch of vectors: no reshapes either way
     with blas.gemm_threads(x.size * a.num_hidden):
-        y = _flat(a, x) @ w.T
+        y = (x if two_d else _flat(a, x)) @ w.T
     if not a.no_bias:
-        y += st.todense(xs[2]).reshape(-1)
-    return (y.reshape(_out_shape(a, x)),)
+        b = xs[2]
+        y += b if b.__class__ is np.ndarray and b.ndim == 1 else st.todense(b).reshape(-1)
+    return (y if two_d else y.reshape(_out_shape(a, x)),)
 
 
 def _fc_fwd_rsp(a, xs):
