@@ -388,13 +388,11 @@ def _run_compiled(fwd, heads, head_grads, wrt, train_mode):
     reqs = [wrt[id(n)][1] if id(n) in wrt else "null" for n in inputs]
     plan, exe, lock = _plan_for(fwd, reqs)
     ctx = current_context()
-    args = [wrap(n.values[0], ctx) for n in inputs]
     grads = [wrt[id(n)][0] if id(n) in wrt else None for n in inputs]
     if fwd.aux_nodes:
         pos = {id(n): i for i, n in enumerate(inputs)}
-        arg_pos = [pos[id(n)] for n in fwd.arg_nodes]
-        aux = [args[pos[id(n)]] for n in fwd.aux_nodes]
-        args, grads = [args[i] for i in arg_pos], [grads[i] for i in arg_pos]
+        aux = [wrap(n.values[0], ctx) for n in fwd.aux_nodes]
+        grads = [grads[pos[id(n)]] for n in fwd.arg_nodes]
     else:  # no auxiliary states: the arguments are the inputs, in order
         aux = []
     env = [None] * plan.graph.num_entries
@@ -413,7 +411,9 @@ def _run_compiled(fwd, heads, head_grads, wrt, train_mode):
     prev = set_recording(False)  # Function.backward code must not be recorded
     try:
         with lock:
-            exe.arg_arrays = args
+            # the environment holds every recorded value: backward never reads the
+            # argument arrays (no forward is rerun), so they are not wrapped
+            exe.arg_arrays = []
             exe.grad_arrays = grads
             exe.aux_arrays = aux
             exe._env = env

@@ -52,9 +52,20 @@ def _check_sizes(op, shapes, dtypes, out_stypes):
 
 def invoke(name, inputs, kwargs, out=None):
     """Run operator ``name`` on NDArrays now; returns the list of output NDArrays."""
+    if not kwargs:  # NDArray operators (-x, abs(x)): the same op and parameters every call
+        hit = _BARE.get(name)
+        if hit is None:
+            op = get_op(name)
+            hit = _BARE[name] = (op, op.params.parse(name, {}))
+        return invoke_op(hit[0], hit[1], inputs, out)
     op = get_op(name)
     attrs = op.params.parse(name, kwargs)
     return invoke_op(op, attrs, inputs, out)
+
+
+# op name -> (op, parsed default parameters) for calls without keyword arguments (a failed
+# parse raises before anything is stored)
+_BARE: dict = {}
 
 
 # (op name, attrs, per input (raw type, shape, dtype)) -> (in_stypes, dispatch) for calls
