@@ -228,7 +228,9 @@ def _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, kee
         dirs = []
         for d in range(D):
             Wi, Wh, bi, bh, Wr = _views(vec, table, li, d)
-            xi = (inp.reshape(T * N, -1) @ Wi.T).reshape(T, N, -1)
+            x2 = inp.reshape(T * N, -1)
+            with blas.gemm_threads(x2.size * Wi.shape[0]):  # all steps at once: large
+                xi = (x2 @ Wi.T).reshape(T, N, -1)
             xi += bi
             if d == 1:
                 xi = xi[::-1]
@@ -282,14 +284,19 @@ def _rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
             for j, v in enumerate(d0):
                 dst[j][k] = v
             hprev = cache_d["hs"][:T].reshape(T * N, R)
-            dWh += dhh.reshape(T * N, -1).T @ hprev
+            dhh2 = dhh.reshape(T * N, -1)
+            # the weight gradients sum over all steps in one GEMM each: large ones get
+            # every BLAS thread the policy allows
+            with blas.gemm_threads(dhh2.size * R):
+                dWh += dhh2.T @ hprev
             dbh += dhh.sum(axis=(0, 1))
             if d == 1:
                 dxi = dxi[::-1]
             dxi2 = dxi.reshape(T * N, -1)
-            dWi += dxi2.T @ inp.reshape(T * N, -1)
+            with blas.gemm_threads(dxi2.size * Wi.shape[1]):
+                dWi += dxi2.T @ inp.reshape(T * N, -1)
+                din += (dxi2 @ Wi).reshape(inp.shape)
             dbi += dxi2.sum(axis=0)
-            din += (dxi2 @ Wi).reshape(inp.shape)
         if li > 0:
             mask = layers[li - 1]["mask"]
             dy = din * mask if mask is not None else din
