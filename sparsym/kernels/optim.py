@@ -111,7 +111,29 @@ def _check_states(w, states, where):
                              f"shape {w.shape}")
 
 
+def _via_float32(fn, w, g, states, *scalars):
+    """Numba has no float16: run the update on float32 copies and round the weight and
+    the states back (MXNet's half-precision kernels also compute each step in float)."""
+    gdata = g.data if isinstance(g, RSP) else g
+    if w.dtype != np.float16 and gdata.dtype != np.float16 \
+            and not any(s.dtype == np.float16 for s in states):
+        return False
+    if gdata.dtype == np.float16:
+        g = RSP(g.data.astype(np.float32), g.indices, g.shape) if isinstance(g, RSP) \
+            else g.astype(np.float32)
+    w32 = w.astype(np.float32)
+    s32 = [s.astype(np.float32) for s in states]
+    fn(w32, g, s32, *scalars)
+    w[...] = w32
+    for s, s2 in zip(states, s32):
+        s[...] = s2
+    return True
+
+
 def _dense(kern, where, w, g, states, *scalars):
+    if _via_float32(lambda w2, g2, s2, *a: _dense(kern, where, w2, g2, s2, *a),
+                    w, g, states, *scalars):
+        return
     if g.shape != w.shape:
         raise ShapeError(f"{where}: gradient shape {g.shape} does not match weight shape "
                          f"{w.shape}")
@@ -123,6 +145,9 @@ def _dense(kern, where, w, g, states, *scalars):
 
 
 def _lazy(kern, where, w, g, states, *scalars):
+    if _via_float32(lambda w2, g2, s2, *a: _lazy(kern, where, w2, g2, s2, *a),
+                    w, g, states, *scalars):
+        return
     if not isinstance(g, RSP):
         raise TypeError(f"{where}: the gradient must be a row_sparse RSP, got "
                         f"{type(g).__name__}")

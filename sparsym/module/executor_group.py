@@ -240,7 +240,7 @@ class DataParallelExecutorGroup:
         for arrays, value, ax in zip(self.data_arrays, data_batch.data, self.data_axes):
             for sl, dst in arrays:
                 _load(dst, value._raw if one else _slice_raw(value._raw, sl, ax))
-        if self.label_arrays and data_batch.label:
+        if self.label_arrays and getattr(data_batch, "label", None):
             for arrays, value, ax in zip(self.label_arrays, data_batch.label, self.label_axes):
                 for sl, dst in arrays:
                     _load(dst, value._raw if one else _slice_raw(value._raw, sl, ax))

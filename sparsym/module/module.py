@@ -336,7 +336,7 @@ class Module(_StoredIO, BaseModule):
                 new_ds = [DataDesc(d.name, a.shape, d.dtype, d.layout) for d, a in zip(cur, new)]
             if getattr(data_batch, "provide_label", None):
                 new_ls = data_batch.provide_label
-            elif data_batch.label:
+            elif getattr(data_batch, "label", None):
                 new_ls = [DataDesc(d.name, a.shape, d.dtype, d.layout)
                           for d, a in zip(self._label_shapes or [], data_batch.label)]
             else:

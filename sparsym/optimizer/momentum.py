@@ -8,7 +8,15 @@ import numpy as np
 
 from .. import storage as st
 from ..kernels import optim as kopt
-from .optimizer import Optimizer, apply_update, full_rows, grad_parts, register, state_zeros
+from .optimizer import (
+    Optimizer,
+    apply_update,
+    full_rows,
+    grad_parts,
+    register,
+    state_zeros,
+    update_mp_first_state,
+)
 
 __all__ = ["NAG", "Signum", "SGLD", "DCASGD", "LBSGD"]
 
@@ -40,8 +48,19 @@ class NAG(Optimizer):
         self.momentum = momentum
         self.lazy_update = lazy_update
 
+    # MXNet's NAG layout under multi_precision: (momentum, float32 master)
+    create_state_multi_precision = Optimizer._create_state_mp_first_state
+
     def create_state(self, index, weight):
         return state_zeros(weight, "default") if self.momentum != 0.0 else None
+
+    def update_multi_precision(self, index, weight, grad, state):
+        if self.multi_precision and np.dtype(weight.dtype) == np.float16 \
+                and isinstance(state, (tuple, list)):
+            update_mp_first_state(weight, grad, state,
+                                  lambda w32, g32, mom: self.update(index, w32, g32, mom))
+            return
+        self.update(index, weight, grad, state)
 
     def update(self, index, weight, grad, state):
         self._update_count(index)
@@ -212,25 +231,26 @@ class LBSGD(Optimizer):
     def update(self, index, weight, grad, state):
         lr, wd = self._get_lr(index), self._get_wd(index)
         self._update_count(index)
-        g = _dense_grad(grad)
+        # accumulated as NDArrays, as MXNet does: a row_sparse gradient stays row_sparse and
+        # so takes sgd(_mom)_update's lazy path (their lazy_update defaults to True)
         c = self.cumgrads.get(index)
         if c and c["num_cums"] > 0:
-            c = {"cum_grad": c["cum_grad"] + g, "num_cums": c["num_cums"] + 1}
+            c = {"cum_grad": c["cum_grad"] + grad, "num_cums": c["num_cums"] + 1}
         else:
-            c = {"cum_grad": g, "num_cums": self.init_updates + 1}
+            c = {"cum_grad": grad, "num_cums": self.init_updates + 1}
         self.cumgrads[index] = c
-        w = full_rows(weight)
         if c["num_cums"] % self.batch_scale != 0:
             return  # MXNet runs sgd_update with lr=0, wd=0 here: a no-op
-        g = (c["cum_grad"] / self.batch_scale).astype(w.dtype)
+        g = c["cum_grad"] / self.batch_scale if self.batch_scale != 1 else c["cum_grad"]
         if self.warmup_strategy == "lars":
-            lr *= self._get_lars(w, g, wd)
+            lr *= self._get_lars(full_rows(weight), _dense_grad(g), wd)
         else:
             lr *= self._get_lbmult(c["num_cums"])
         cg = self._op_clip()
         if state is None:
-            kopt.sgd_update(w, g, lr, wd, self.rescale_grad, cg)
+            apply_update(kopt.sgd_update, kopt.sgd_update_lazy, True, weight, g, (), lr, wd,
+                         self.rescale_grad, cg)
         else:
-            kopt.sgd_mom_update(w, g, full_rows(state), lr, self.momentum, wd,
-                                self.rescale_grad, cg)
+            apply_update(kopt.sgd_mom_update, kopt.sgd_mom_update_lazy, True, weight, g,
+                         (state,), lr, self.momentum, wd, self.rescale_grad, cg)
         c["cum_grad"] = 0

@@ -105,3 +105,40 @@ def test_unbound_module_errors():
 def test_missing_label_name_warns():
     with pytest.warns(UserWarning, match="label_names=\\['softmax_label'\\]"):
         mx.mod.Module(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4))
+
+
+def test_group2ctxs_dict_expands_per_device():
+    """MXNet accepts group2ctxs as a dict of a context, or of one or n contexts per group."""
+    with mx.AttrScope(ctx_group="dev1"):
+        a = mx.sym.Variable("a") * 2
+    with mx.AttrScope(ctx_group="dev2"):
+        c = a + mx.sym.Variable("b")
+    ones = [mx.nd.ones((2, 5)), mx.nd.ones((2, 5))]
+    for ctxs, g2c in [([mx.cpu(0)], {"dev1": mx.cpu(1), "dev2": mx.cpu(2)}),
+                      ([mx.cpu(0), mx.cpu(1)], {"dev1": mx.cpu(2), "dev2": [mx.cpu(3)]}),
+                      ([mx.cpu(0), mx.cpu(1)], {"dev1": [mx.cpu(2), mx.cpu(4)], "dev2": mx.cpu(3)}),
+                      ([mx.cpu(0), mx.cpu(1)], [{"dev1": mx.cpu(2)}, {"dev1": mx.cpu(4)}])]:
+        mod = mx.mod.Module(c, context=ctxs, data_names=["a", "b"], label_names=None,
+                            group2ctxs=g2c)
+        mod.bind(data_shapes=[("a", (2, 5)), ("b", (2, 5))], inputs_need_grad=True)
+        mod.init_params()
+        mod.forward(mx.io.DataBatch(data=ones), is_train=True)
+        mod.backward([mx.nd.ones((2, 5))])
+        np.testing.assert_array_equal(mod.get_input_grads()[0].asnumpy(), np.full((2, 5), 2.0))
+    mod = mx.mod.Module(c, context=[mx.cpu(0), mx.cpu(1)], data_names=["a", "b"],
+                        label_names=None, group2ctxs={"dev1": [mx.cpu(1)] * 3})
+    with pytest.raises(mx.base.MXNetError, match="group2ctxs"):
+        mod.bind(data_shapes=[("a", (2, 5)), ("b", (2, 5))])
+
+
+def test_forward_takes_a_batch_without_label_attribute():
+    """A namedtuple with only ``data`` (MXNet's predict idiom), also with a new shape."""
+    from collections import namedtuple
+    batch = namedtuple("Batch", ["data"])
+    mod = mx.mod.Module(mx.sym.Variable("data") * 2, label_names=None)
+    mod.bind(data_shapes=[("data", (1, 10))])
+    mod.init_params()
+    mod.forward(batch([mx.nd.ones((1, 10))]))
+    assert mod.get_outputs()[0].shape == (1, 10)
+    mod.forward(batch([mx.nd.ones((3, 5))]))
+    np.testing.assert_array_equal(mod.get_outputs()[0].asnumpy(), np.full((3, 5), 2.0))
