@@ -95,7 +95,8 @@ class Initializer:
         return json.dumps([type(self).__name__.lower(), self._kwargs])
 
     def __call__(self, desc, arr):
-        if not isinstance(desc, InitDesc):
+        legacy = not isinstance(desc, InitDesc)
+        if legacy:
             desc = InitDesc(str(desc))
         init = desc.attrs.get("__init__", "") if desc.attrs else ""
         if isinstance(init, Initializer):  # a Gluon Parameter's own initializer
@@ -111,13 +112,15 @@ class Initializer:
                 klass, kwargs = init, {}
             create(klass, **kwargs)._init_dispatch(desc, arr, explicit=True)
             return
-        self._init_dispatch(desc, arr)
+        self._init_dispatch(desc, arr, legacy=legacy)
 
-    def _init_dispatch(self, desc, arr, explicit=False):
+    def _init_dispatch(self, desc, arr, explicit=False, legacy=False):
         name = str(desc)
         if explicit:
             self._fill(arr, self._init_weight, name)
-        elif name.startswith("upsampling"):
+        elif legacy and name.startswith("upsampling"):
+            # only MXNet's legacy init(str, arr) call; with an InitDesc the bilinear init
+            # comes from the variable's __init__ attribute (UpSampling sets it)
             self._fill(arr, self._init_bilinear, name)
         elif name.endswith("bias"):
             self._fill(arr, self._init_bias, name)

@@ -1,6 +1,7 @@
 """Evaluation metrics (mx.metric), MXNet 1.9 semantics."""
 from __future__ import annotations
 
+import json
 import math
 
 import numpy
@@ -677,7 +678,21 @@ def np(numpy_feval, name=None, allow_extra_outputs=False):  # noqa: F811  (MXNet
 
 
 def create(metric, *args, **kwargs):
-    """Create a metric from a name, a callable, an instance or a list of those."""
+    """Create a metric from a name, a callable, an instance or a list of those; also, as
+    MXNet's registry, from a config: a dict or the JSON of ``get_config()`` (``{...}``) or
+    of ``[name, kwargs]``."""
+    if isinstance(metric, dict):
+        cfg = dict(metric)
+        if "metric" not in cfg:
+            raise ValueError(f"metric config {metric!r} names no 'metric'")
+        return create(cfg.pop("metric"), *args, **cfg, **kwargs)
+    if isinstance(metric, str) and metric.startswith(("{", "[")):
+        if args or kwargs:
+            raise ValueError("a metric JSON config takes no further arguments")
+        cfg = json.loads(metric)
+        if isinstance(cfg, list):
+            return create(cfg[0], **cfg[1])
+        return create(cfg)
     if callable(metric) and not isinstance(metric, EvalMetric):
         return CustomMetric(metric, *args, **kwargs)
     if isinstance(metric, EvalMetric):

@@ -170,3 +170,33 @@ def test_initializers_compare_by_class_and_arguments():
 
     first = Block()
     assert Block(params=first.collect_params()).param is first.param
+
+
+def test_auto_created_inputs_carry_mxnet_init_attributes():
+    """MXNet's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25, BatchNorm's moving
+    stats at 0 and 1, bilinear UpSampling's weight bilinear, whatever the initializer."""
+    d = mx.sym.Variable("data")
+    prelu = mx.sym.LeakyReLU(data=d, act_type="prelu")
+    assert prelu.attr_dict()["leakyrelu0_gamma"]["__init__"] == '["Constant", {"value": 0.25}]'
+    mod = mx.mod.Module(prelu, label_names=None)
+    mod.bind(data_shapes=[("data", (10, 10))])
+    mod.init_params(initializer=mx.init.Xavier())
+    np.testing.assert_array_equal(mod.get_params()[0]["leakyrelu0_gamma"].asnumpy(), 0.25)
+    bn = mx.sym.BatchNorm(d, name="bn")
+    assert bn.attr_dict()["bn_moving_var"]["__init__"] == '["one", {}]'
+    assert '"__init__": "[\\"zero\\", {}]"' in bn.tojson()
+    up = mx.sym.UpSampling(d, scale=2, sample_type="bilinear", num_filter=2, name="up")
+    mod = mx.mod.Module(up, label_names=None)
+    mod.bind(data_shapes=[("data", (1, 2, 3, 3))])
+    mod.init_params(initializer=mx.init.Uniform(0.1))
+    w = mod.get_params()[0]["up_weight"].asnumpy()
+    np.testing.assert_allclose(w[0, 0], np.outer([.25, .75, .75, .25], [.25, .75, .75, .25]))
+
+
+def test_upsampling_name_means_bilinear_only_in_the_legacy_call():
+    w = mx.nd.zeros((1, 1, 4, 4))
+    mx.init.Uniform(0.1)("upsampling_weight", w)  # legacy init(str, arr): bilinear
+    assert w.asnumpy()[0, 0, 1, 1] == pytest.approx(0.5625)
+    w = mx.nd.zeros((2, 2))
+    mx.init.Uniform(0.1)(mx.init.InitDesc("upsampling_weight"), w)  # an InitDesc: a weight
+    assert np.abs(w.asnumpy()).max() <= 0.1 and w.asnumpy().any()

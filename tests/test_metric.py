@@ -162,3 +162,19 @@ def test_mse_in_batch_dtype_and_custom_metric_python_numbers():
     cm.update([mx.nd.array([0, 1])], [mx.nd.array([[0.3, 0.7], [0, 1.]])])
     value = cm.get()[1]
     assert type(value) is float and value == 1.0
+
+
+def test_create_from_config_dict_and_json():
+    """MXNet's registry creates a metric again from get_config() (a dict, or its JSON)."""
+    import json
+    for m in (mx.metric.create("acc", axis=0), mx.metric.create("perplexity", -1),
+              mx.metric.create("nll_loss"), mx.metric.F1(average="micro"),
+              mx.metric.create(["acc", "f1"])):
+        cfg = m.get_config()
+        for src in (cfg, json.dumps(cfg)):
+            m2 = mx.metric.create(src)
+            assert type(m2) is type(m) and m2.get_config() == cfg
+    m = mx.metric.create('["top_k_accuracy", {"top_k": 3}]')
+    assert m.top_k == 3 and m.name == "top_k_accuracy_3"
+    with pytest.raises(ValueError):
+        mx.metric.create({"axis": 0})

@@ -335,6 +335,7 @@ register(OpDef(
         "is the depthwise deconvolution's gradient."))
 register(OpDef(
     "UpSampling", params=_UP, inputs=_up_inputs, key_var_num_args="num_args",
+    input_init=(("weight", '["bilinear", {}]'),),
     dispatch=(Dispatch((D, "..."), (D,), _upsample),), infer_shape=_up_shape,
     gradient=lambda node, og: multi_bw("_backward_UpSampling", [og[0]] + list(node.inputs),
                                        node, "backward", len(node.inputs), **kept(node)),

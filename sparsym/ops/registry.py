@@ -127,6 +127,10 @@ class OpDef:
     # MXNet registers no FListInputNames for the op: its executor monitor names the inputs
     # input0, input1... (Activation, SoftmaxActivation) instead of the argument names
     monitor_input_names: tuple | None = None
+    # (input name, initializer JSON) pairs: an input the symbol front end auto-creates as a
+    # variable gets this ``__init__`` attribute (MXNet's FSetInputVarAttrOnCompose: BatchNorm's
+    # moving_var starts at one, PReLU's gamma at 0.25)
+    input_init: tuple = ()
 
     def input_names(self, attrs) -> tuple:
         return tuple(self.inputs(attrs)) if callable(self.inputs) else self.inputs

@@ -82,7 +82,11 @@ def call(op_name, args, kwargs, name=None, attr=None, hint=None):
         for i, s in enumerate(positional + list(sym_kwargs.values())):
             inputs.append(_entry(s, op_name, f"{i}"))
         for nm in in_names[len(inputs):]:  # e.g. bilinear UpSampling's weight, as MXNet
-            inputs.append((Node(None, f"{name}_{nm}", None, {**given, **node_attr}), 0))
+            var_attr = {**given, **node_attr}
+            init = dict(op.input_init).get(nm)
+            if init is not None:
+                var_attr["__init__"] = init
+            inputs.append((Node(None, f"{name}_{nm}", None, var_attr), 0))
     else:
         unknown = set(sym_kwargs) - set(in_names)
         if unknown and in_names:  # MXNet ignores Symbol keywords of ops without inputs
@@ -98,6 +102,9 @@ def call(op_name, args, kwargs, name=None, attr=None, hint=None):
                 # carry the operator's attributes (visible in attr_dict and JSON)
                 var_attr = dict(given)
                 var_attr.update(node_attr)
+                init = dict(op.input_init).get(nm)
+                if init is not None:
+                    var_attr["__init__"] = init
                 inputs.append((Node(None, f"{name}_{nm}", None, var_attr), 0))
         if positional:
             raise ParamError(f"{op_name}: got {len(positional)} extra positional inputs; inputs "

@@ -220,7 +220,7 @@ register(OpDef(
     "LeakyReLU", params=_LRELU, inputs=_lrelu_inputs, dispatch=(
         Dispatch((D,), (D,), _lrelu_fwd), Dispatch((D, D), (D,), _lrelu_fwd)),
     infer_shape=lrelu_shape, infer_type=rules.same_type, gradient=_lrelu_grad,
-    needs_is_train=True,
+    needs_is_train=True, input_init=(("gamma", '["Constant", {"value": 0.25}]'),),
     doc="""Leaky rectified linear units and relatives.
 
     act_type: 'leaky' (x or slope*x), 'elu' (slope*(exp(x)-1) for x<0), 'selu', 'gelu'

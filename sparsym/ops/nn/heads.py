@@ -242,6 +242,7 @@ def _kl_bwd(a, xs):
 register(OpDef(
     "IdentityAttachKLSparseReg", params=_KL, inputs=("data", "moving_avg"),
     aux=("moving_avg",), mutates=(1,), needs_is_train=True,
+    input_init=(("moving_avg", '["zero", {}]'),),
     dispatch=(Dispatch((D, D), (D,), _kl_fwd),), infer_shape=kl_shape,
     infer_type=rules.same_type,
     gradient=lambda node, og: [_one("_backward_IdentityAttachKLSparseReg",

@@ -181,7 +181,8 @@ BN_LAYOUT = dict(
     inputs=("data", "gamma", "beta", "moving_mean", "moving_var"),
     aux=("moving_mean", "moving_var"), mutates=(3, 4), needs_is_train=True,
     num_outputs=3, num_visible_outputs=lambda a: 3 if a.output_mean_var else 1,
-    output_names=("output", "mean", "var"))
+    output_names=("output", "mean", "var"),
+    input_init=(("moving_mean", '["zero", {}]'), ("moving_var", '["one", {}]')))
 
 
 register(OpDef(
