@@ -69,11 +69,15 @@ def _optimizer_header(opt):
 
 def restore_optimizer(opt, head):
     """Apply a header written by :func:`_optimizer_header` to ``opt`` (same class)."""
-    if head.get("class", type(opt).__name__) != type(opt).__name__:
+    same_class = head.get("class", type(opt).__name__) == type(opt).__name__
+    if not same_class and "attrs" in head:
         raise FormatError(f"optimizer states: saved for {head['class']}, loading into "
                           f"{type(opt).__name__}")
+    # states saved without the optimizer load into another optimizer class too, as MXNet's
+    # (a checkpoint of an SVRGModule reloaded by Module.load): only the counts carry over
     opt.__dict__.update(head.get("attrs", {}))
-    opt.__dict__.update(head.get("progress", {}))
+    if same_class:
+        opt.__dict__.update(head.get("progress", {}))
     if "num_update" in head:
         opt.num_update = head["num_update"]
     if "lr_mult" in head:

@@ -67,3 +67,57 @@ def test_svrg_optimizer_assigns_full_keys():
     o.update(0, w, mx.nd.ones(2), o.create_state(0, w))
     o.update(1, full, mx.nd.array([3., 4.]), o.create_state(1, full))
     assert w.asnumpy().tolist() == [0.5, 0.5] and full.asnumpy().tolist() == [3., 4.]
+
+
+def _bound(context=None):
+    mod = _module(2) if context is None else SVRGModule(
+        _module(2).symbol, data_names=["data"], label_names=["lin_label"], update_freq=2,
+        context=context)
+    mod.bind(data_shapes=[("data", (4, 3))], label_shapes=[("lin_label", (4,))])
+    mod.init_params(initializer=mx.init.Constant(0.5))
+    return mod
+
+
+def test_full_gradients_per_device_as_mxnet_param_dict():
+    """MXNet's layout: ``_param_dict[device][name]`` holds the averaged full gradient, and
+    the module's optimizer is the _SVRGOptimizer wrapping the one asked for."""
+    mod = _bound()
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    assert type(mod._optimizer).__name__ == "_SVRGOptimizer"
+    assert type(mod._optimizer.default_opt).__name__ == "SGD"
+    assert mod._ctx_len == 1 and not mod._param_dict[0]["fc_weight"].asnumpy().any()
+    it = mx.io.NDArrayIter(X, Y, batch_size=4, label_name="lin_label")
+    mod.update_full_grads(it)
+    w = np.full((1, 3), 0.5)
+    expect = np.mean([((X[i:i + 4] @ w.T).ravel() - Y[i:i + 4]) @ X[i:i + 4]
+                      for i in (0, 4)], axis=0)
+    np.testing.assert_allclose(mod._param_dict[0]["fc_weight"].asnumpy(), expect[None],
+                               rtol=1e-5)
+    mod.update_full_grads(it)  # a new snapshot starts from zero (MXNet adds onto the last)
+    np.testing.assert_allclose(mod._param_dict[0]["fc_weight"].asnumpy(), expect[None],
+                               rtol=1e-5)
+
+
+def test_full_gradients_through_a_kvstore():
+    kv = mx.kv.create("local")
+    mod = _bound(context=[mx.cpu(0), mx.cpu(1)])
+    mod.init_optimizer(kvstore=kv, optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    ones = [mx.nd.ones((1, 3)) for _ in range(2)]
+    mod._accumulate_kvstore("fc_weight", ones)  # <name>_full: the devices' sum, assigned
+    assert len(mod._param_dict) == mod._ctx_len == 2
+    np.testing.assert_array_equal(ones[0].asnumpy(), 2.0)
+    np.testing.assert_array_equal(mod._param_dict[1]["fc_weight"].asnumpy(), 1.0)
+
+
+def test_checkpoint_reloads_into_a_plain_module(tmp_path):
+    """Module.load (also as SVRGModule.load) builds a Module whose SGD takes the states an
+    SVRGModule saved, as MXNet's."""
+    mod = _bound()
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    prefix = str(tmp_path / "svrg")
+    mod.save_checkpoint(prefix, 0, save_optimizer_states=True)
+    mod2 = SVRGModule.load(prefix, 0, load_optimizer_states=True, data_names=("data",),
+                           label_names=("lin_label",))
+    mod2.bind(data_shapes=[("data", (4, 3))], label_shapes=[("lin_label", (4,))])
+    mod2.init_optimizer(optimizer_params={"learning_rate": 0.1})
+    assert mod2._symbol.tojson() == mod._symbol.tojson()
