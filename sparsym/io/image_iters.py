@@ -293,7 +293,7 @@ class ImageRecordIter(DataIter):
     ``data_shape``'s (H, W) (randomly with ``rand_crop``, else at the centre), mirrored at
     random with ``rand_mirror``, then normalised per channel as ``(x - mean) / std * scale``.
     The last batch wraps around to the first samples when ``round_batch`` (``pad`` counts
-    them); otherwise it is zero-filled (MXNet leaves those rows uninitialised and reports
+    them, and the next epoch starts after them, as MXNet's); otherwise it is zero-filled (MXNet leaves those rows uninitialised and reports
     ``pad=0``; here ``pad`` says how many).
 
     Parameters
@@ -366,6 +366,13 @@ class ImageRecordIter(DataIter):
         self.reset()
 
     def reset(self):
+        overflow = getattr(self, "_overflow", 0)
+        self._overflow = 0
+        if overflow:
+            # MXNet's round_batch: after a last batch that wrapped around, the next epoch
+            # goes on after the samples that batch took from the start (no rewind)
+            self._cur = overflow
+            return
         self._order = list(range(len(self._keys)))
         if self.p["shuffle"]:
             self._rng.shuffle(self._order)
@@ -406,6 +413,7 @@ class ImageRecordIter(DataIter):
         pad = bs - take
         if pad and self.p["round_batch"]:
             rows += [i % n for i in range(pad)]     # wrap around to the first samples
+            self._overflow = pad
         for r, i in enumerate(rows):
             x, lab = self._sample(i)
             data[r] = x
