@@ -11,9 +11,18 @@ from .augmenters import (Augmenter, BrightnessJitterAug, CastAug, CenterCropAug,
                          ResizeAug, SaturationJitterAug, SequentialAug)
 
 
+from . import detection  # noqa: F401
+from .detection import (CreateDetAugmenter, CreateMultiRandCropAugmenter,  # noqa: F401
+                        DetAugmenter, DetBorrowAug, DetHorizontalFlipAug, DetRandomCropAug,
+                        DetRandomPadAug, DetRandomSelectAug)
+
+
 def __getattr__(name):
-    # the iterator lives with the other iterators in sparsym.io, which imports this package
+    # the iterators live with the other iterators in sparsym.io, which imports this package
     if name == "ImageIter":
         from ..io.image_iters import ImageIter
         return ImageIter
+    if name == "ImageDetIter":
+        from ..io.det_iter import ImageDetIter
+        return ImageDetIter
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,8 +2,9 @@
 lists) and MXNet's ``mx.io.ImageRecordIter`` family (resize, crop, mirror, normalise).
 
 Images decode through :func:`sparsym.image.imdecode` (Pillow); labels come from the
-records' headers or from an image list. ``ImageDetRecordIter`` (detection labels and
-augmenters) is not supported and raises NotImplementedError.
+records' headers or from an image list. ``mx.image.ImageDetIter`` (sparsym.io.det_iter)
+reads detection labels; the C++ ``ImageDetRecordIter`` is not supported and raises
+NotImplementedError.
 """
 from __future__ import annotations
 
@@ -202,6 +203,10 @@ class ImageIter(DataIter):
         """(H, W, C) -> (C, H, W)."""
         return nd.transpose(datum, axes=(2, 0, 1))
 
+    def _new_label(self):
+        """The label array of a new batch."""
+        return nd.zeros(self.provide_label[0].shape, dtype=self.dtype)
+
     def _batchify(self, data, label, start=0):
         """Fill ``data``/``label`` from row ``start``; returns the rows filled."""
         i = start
@@ -226,7 +231,7 @@ class ImageIter(DataIter):
             data, label, filled = self._cache
         else:
             data = nd.zeros((self.batch_size, c, h, w))
-            label = nd.zeros(self.provide_label[0].shape, dtype=self.dtype)
+            label = self._new_label()
             filled = self._batchify(data, label)
         pad = self.batch_size - filled
         if pad:
@@ -293,8 +298,9 @@ class ImageRecordIter(DataIter):
     ``data_shape``'s (H, W) (randomly with ``rand_crop``, else at the centre), mirrored at
     random with ``rand_mirror``, then normalised per channel as ``(x - mean) / std * scale``.
     The last batch wraps around to the first samples when ``round_batch`` (``pad`` counts
-    them, and the next epoch starts after them, as MXNet's); otherwise it is zero-filled (MXNet leaves those rows uninitialised and reports
-    ``pad=0``; here ``pad`` says how many).
+    them, and the next epoch starts after them, as MXNet's); otherwise it is zero-filled
+    (MXNet leaves those rows uninitialised and reports ``pad=0``; here ``pad`` says how
+    many).
 
     Parameters
     ----------
@@ -444,6 +450,5 @@ ImageRecordUInt8Iter_v1 = ImageRecordUInt8Iter
 def ImageDetRecordIter(*args, **kwargs):  # noqa: N802 (MXNet's name)
     """MXNet's detection record iterator: not supported here (NotImplementedError)."""
     raise NotImplementedError(
-        "mx.io.ImageDetRecordIter is not supported: sparsym has no detection augmenters. "
-        "Read the .rec file with mx.recordio.MXIndexedRecordIO (unpack_img decodes with "
-        "Pillow) and feed arrays through mx.io.NDArrayIter.")
+        "mx.io.ImageDetRecordIter is not supported: use mx.image.ImageDetIter (same .rec "
+        "files and labels, augmenters from mx.image.CreateDetAugmenter).")
