@@ -381,12 +381,12 @@ def sgd_dense(w, g, mom, lr, momentum, wd, rescale_grad, clip_gradient):
     inlined: a Trainer step updates every parameter through here, and the general entry
     points cost several times the Numba call on a small tensor. Returns False, having done
     nothing, when an operand is not a writeable C-contiguous ndarray of ``w``'s shape (the
-    caller then takes the checked entry point)."""
+    caller then takes the checked entry point), or a float16 one."""
     shape = w.shape
     if (w.__class__ is not np.ndarray or g.__class__ is not np.ndarray or g.shape != shape
             or not w.ndim or not w.size or not w.flags.c_contiguous or not w.flags.writeable
-            or not g.flags.c_contiguous):
-        return False
+            or not g.flags.c_contiguous or w.dtype == np.float16 or g.dtype == np.float16):
+        return False  # (float16: the checked entry point computes in float32)
     if mom is not None and (mom.__class__ is not np.ndarray or mom.shape != shape
                             or not mom.flags.c_contiguous or not mom.flags.writeable):
         return False
