@@ -124,7 +124,7 @@ class KVStore(SingleWorker, KVStoreBase):
             stored = self._stored(k)
             for x in _as_list(v):
                 _check_shape(k, stored, x, "push")
-            merged = wrap(_sum(_as_list(v)), stored.context)
+            merged = wrap(_sum(self._compressed(k, _as_list(v))), stored.context)
             if self._updater is not None:
                 self._updater(self._updater_key(k), merged, stored)
             else:
@@ -224,9 +224,27 @@ class KVStore(SingleWorker, KVStoreBase):
         self._updater = updater
 
     def set_gradient_compression(self, compression_params):
+        """2-bit compression of each device's pushed gradient, with a residual per key and
+        device, as MXNet's 'device' kvstore (the 'local' one refuses it)."""
         if "device" not in self._type and "dist" not in self._type:
             raise Exception("Gradient compression is not supported for this type of kvstore")
-        self._compression = dict(compression_params)
+        from .compression import create_compressor
+        self._compression = create_compressor(compression_params)
+
+    def _compressed(self, k, values):
+        """``values`` as the devices send them under compression: each dense value quantized
+        to -threshold/0/+threshold, what is left kept for its next push."""
+        if self._compression is None:
+            return values
+        from .compression import decode_payload
+        out = []
+        for i, v in enumerate(values):
+            if v.stype != "default":  # MXNet compresses dense gradients only
+                out.append(v)
+                continue
+            payload = self._compression.compress((k, i), v._raw)
+            out.append(wrap(decode_payload(payload), v.context))
+        return out
 
     def save_optimizer_states(self, fname, dump_optimizer=False):
         """Write the updater's states (no pickle) atomically."""

@@ -204,3 +204,23 @@ def test_a_key_and_an_output_keep_their_dtypes(kv):
     kv.pull("d", out=dense)
     assert dense.dtype == np.float32
     np.testing.assert_array_equal(dense.asnumpy(), 3)
+
+
+def test_device_kvstore_compresses_each_push_with_residuals():
+    """MXNet 1.9.1's 'device' kvstore with 2-bit compression (figures recorded on it): each
+    device's gradient is sent as -t/0/+t, the remainder carried to its next push."""
+    kv = mx.kv.create("device")
+    kv.set_gradient_compression({"type": "2bit", "threshold": 0.5})
+    kv.init("a", mx.nd.zeros((3, 4)))
+    vals = [mx.nd.array(np.linspace(-1, 1, 12).reshape(3, 4)),
+            mx.nd.array(np.linspace(1, -0.2, 12).reshape(3, 4))]
+    expect = [[0, 0, 0, .5, .5, 0, 0, 0, 0, .5, .5, .5],
+              [0, 0, 0, 0, 0, .5, .5, .5, .5, .5, .5, .5],
+              [0, 0, 0, 0, .5, .5, .5, .5, .5, .5, .5, 0]]
+    out = mx.nd.zeros((3, 4))
+    for row in expect:
+        kv.push("a", vals)
+        kv.pull("a", out=out)
+        np.testing.assert_allclose(out.asnumpy().ravel(), row)
+    with pytest.raises(mx.base.MXNetError, match="Unknown type for gradient compression"):
+        mx.kv.create("device").set_gradient_compression({"type": "1bit"})
