@@ -176,12 +176,12 @@ def test_auto_created_inputs_carry_mxnet_init_attributes():
     """MXNet's FSetInputVarAttrOnCompose: PReLU's gamma starts at 0.25, BatchNorm's moving
     stats at 0 and 1, bilinear UpSampling's weight bilinear, whatever the initializer."""
     d = mx.sym.Variable("data")
-    prelu = mx.sym.LeakyReLU(data=d, act_type="prelu")
-    assert prelu.attr_dict()["leakyrelu0_gamma"]["__init__"] == '["Constant", {"value": 0.25}]'
+    prelu = mx.sym.LeakyReLU(data=d, act_type="prelu", name="pr")
+    assert prelu.attr_dict()["pr_gamma"]["__init__"] == '["Constant", {"value": 0.25}]'
     mod = mx.mod.Module(prelu, label_names=None)
     mod.bind(data_shapes=[("data", (10, 10))])
     mod.init_params(initializer=mx.init.Xavier())
-    np.testing.assert_array_equal(mod.get_params()[0]["leakyrelu0_gamma"].asnumpy(), 0.25)
+    np.testing.assert_array_equal(mod.get_params()[0]["pr_gamma"].asnumpy(), 0.25)
     bn = mx.sym.BatchNorm(d, name="bn")
     assert bn.attr_dict()["bn_moving_var"]["__init__"] == '["one", {}]'
     assert '"__init__": "[\\"zero\\", {}]"' in bn.tojson()
