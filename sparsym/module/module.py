@@ -326,8 +326,9 @@ class Module(_StoredIO, BaseModule):
         cur = g.data_shapes
         new = data_batch.data
         _check_batch_arrays("data", new, self._data_names)
-        if data_batch.label and self._label_names:
-            _check_batch_arrays("label", data_batch.label, self._label_names)
+        label = getattr(data_batch, "label", None)  # MXNet's predict idiom: data only
+        if label and self._label_names:
+            _check_batch_arrays("label", label, self._label_names)
         if any(tuple(a.shape) != tuple(d.shape) for a, d in zip(new, cur)):
             from ..io.io import DataDesc
             if getattr(data_batch, "provide_data", None):
