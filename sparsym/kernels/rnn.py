@@ -19,11 +19,11 @@ import numpy as np
 from . import blas
 
 
-def expit(x):
+def expit(x, out=None):
     """scipy.special.expit (stable sigmoid); scipy.special loads on first use, not at
     package import (about 0.2 s)."""
     from scipy.special import expit as f
-    return f(x)
+    return f(x, out=out)
 
 GATES = {"lstm": 4, "gru": 3, "rnn_relu": 1, "rnn_tanh": 1}
 
@@ -113,8 +113,9 @@ def _run_direction(mode, xi, Wh, bh, h0, c0, keep, Wr=None):
         for s in range(T):
             hh = hs[s] @ Wh.T
             hh += bh
-            r = expit(xi[s, :, :H] + hh[:, :H])
-            z = expit(xi[s, :, H:2 * H] + hh[:, H:2 * H])
+            rz = xi[s, :, :2 * H] + hh[:, :2 * H]
+            rz = expit(rz, out=rz)  # one call for the adjacent reset and update gates
+            r, z = rz[:, :H], rz[:, H:]
             n = np.tanh(xi[s, :, 2 * H:] + r * hh[:, 2 * H:])
             hs[s + 1] = n + z * (hs[s] - n)
             if keep:
