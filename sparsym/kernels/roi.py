@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from .roi_pool import _batch
+
 __all__ = ["roi_align_forward", "roi_align_backward", "rroi_align_forward"]
 
 
@@ -37,8 +39,8 @@ def _axis_weights(start, size, bins, grid, length):
     return out / grid
 
 
-def _roi_weights(roi, a, h, w):
-    """(batch index, Ay, Ax) of one ROI."""
+def _roi_weights(roi, a, n, h, w):
+    """(batch index, Ay, Ax) of one ROI (its batch index checked against the n images)."""
     ph, pw = a.pooled_size
     offset = 0.5 if a.aligned else 0.0
     x1, y1, x2, y2 = (float(v) * a.spatial_scale - offset for v in roi[1:5])
@@ -47,7 +49,7 @@ def _roi_weights(roi, a, h, w):
         rw, rh = max(rw, 1.0), max(rh, 1.0)
     gh = a.sample_ratio if a.sample_ratio > 0 else int(math.ceil(rh / ph))
     gw = a.sample_ratio if a.sample_ratio > 0 else int(math.ceil(rw / pw))
-    return (int(roi[0]), _axis_weights(y1, rh, ph, max(gh, 1), h),
+    return (_batch(roi, n), _axis_weights(y1, rh, ph, max(gh, 1), h),
             _axis_weights(x1, rw, pw, max(gw, 1), w))
 
 
@@ -60,7 +62,7 @@ def roi_align_forward(a, data, rois):
     out = np.zeros((rois.shape[0], c_out, ph, pw))
     x = data.astype(np.float64)
     for r, roi in enumerate(rois):
-        b, ay, ax = _roi_weights(roi, a, h, w)
+        b, ay, ax = _roi_weights(roi, a, n, h, w)
         if a.position_sensitive:
             d = x[b, :c_out * ph * pw].reshape(c_out, ph, pw, h, w)
             out[r] = np.einsum("ph,cpqhw,qw->cpq", ay, d, ax, optimize=True)
@@ -76,7 +78,7 @@ def roi_align_backward(a, dy, data_shape, rois, dtype):
     g = np.zeros(data_shape)
     dy = dy.astype(np.float64)
     for r, roi in enumerate(rois):
-        b, ay, ax = _roi_weights(roi, a, h, w)
+        b, ay, ax = _roi_weights(roi, a, n, h, w)
         if a.position_sensitive:
             c_out = dy.shape[1]
             part = np.einsum("ph,cpq,qw->cpqhw", ay, dy[r], ax, optimize=True)
@@ -120,6 +122,6 @@ def rroi_align_forward(data, rois, pooled_size, spatial_scale, sampling_ratio):
         cos, sin = math.cos(theta), math.sin(theta)
         x = gx * cos + gy * sin + cx
         y = gy * cos - gx * sin + cy
-        v = _bilinear_points(planes[int(roi[0])], y.ravel(), x.ravel(), h, w)
+        v = _bilinear_points(planes[_batch(roi, n)], y.ravel(), x.ravel(), h, w)
         out[r] = v.reshape(c, ph, gh, pw, gw).mean(axis=(2, 4))
     return out.astype(data.dtype)

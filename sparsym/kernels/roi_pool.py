@@ -41,7 +41,7 @@ def _bins(start, size, bins, length, integer_start):
 def _batch(roi, n):
     b = int(roi[0])
     if not 0 <= b < n:
-        raise IndexOutOfRange(f"ROI pooling: ROI batch index {roi[0]} is outside the "
+        raise IndexOutOfRange(f"ROI batch index {roi[0]} is outside the "
                               f"{n} images of data")
     return b
 

@@ -7,7 +7,7 @@ import weakref
 
 import numpy as np
 
-from ..base import FormatError
+from ..base import DTypeError, FormatError
 from ..context import current_context
 from .ndarray import NDArray, wrap
 
@@ -61,6 +61,9 @@ def from_numpy(ndarray, zero_copy=True, array_cls=NDArray):
         raise NotImplementedError("from_numpy: only array_cls=NDArray is supported")
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}")
+    if ndarray.dtype.kind not in "biuf":  # MXNet: "object is not supported."
+        raise DTypeError(f"from_numpy: dtype {ndarray.dtype} is not supported (numbers and "
+                         "bools only)")
     if not zero_copy:
         return wrap(np.array(ndarray, copy=True, order="C"), current_context())
     if not ndarray.flags["C_CONTIGUOUS"]:

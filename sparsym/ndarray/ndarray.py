@@ -546,8 +546,11 @@ class NDArray:
         if STATE.recording:
             _check_inplace_record(self, other)
         res = fn(self, other)
-        np.copyto(self._raw, np.broadcast_to(st.todense(res._raw), self.shape),
-                  casting="unsafe")
+        if res.shape != self.shape:  # MXNet: the in-place output keeps its shape
+            raise ShapeError(f"Shape inconsistent, Provided = {list(self.shape)}, inferred "
+                             f"shape={list(res.shape)} (an in-place operator cannot grow its "
+                             "left operand)")
+        np.copyto(self._raw, st.todense(res._raw), casting="unsafe")
         return self
 
     def __iadd__(self, o):

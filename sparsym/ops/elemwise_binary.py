@@ -20,7 +20,8 @@ from ..kernels import rsp as krsp
 from . import rules
 from .elemwise import BINARY_PARTIALS, dense2, mod_or_zero, same_dtype
 from .grad import bw, bw_node, no_grad
-from .params import Field, Params
+from .nn._common import Checked, require
+from .params import Field
 from .registry import Dispatch, OpDef, register
 
 D, R, C = "default", "row_sparse", "csr"
@@ -278,8 +279,15 @@ def _n_inputs(attrs):
     return tuple(f"arg{i}" for i in range(attrs.num_args))
 
 
+def _add_n_check(op, a):
+    # MXNet: "value 0 for Parameter num_args should be greater equal to 1"
+    require(a.num_args >= 1, op, f"num_args must be >= 1 (at least one input), got "
+                                 f"{a.num_args}")
+
+
 register(OpDef(
-    "add_n", params=Params(num_args=Field("int", doc="number of inputs")), inputs=_n_inputs,
+    "add_n", params=Checked(_add_n_check, num_args=Field("int", doc="number of inputs")),
+    inputs=_n_inputs,
     key_var_num_args="num_args",
     dispatch=(Dispatch((D, "..."), (D,), _add_n_dense),
               Dispatch((R, "..."), (R,), lambda a, xs: (krsp.add_n_rsp(list(xs)),)),

@@ -95,6 +95,8 @@ def _normalize_shape(attrs, ins, outs):
 
 
 def _norm_vec(v, c):
+    if len(v) not in (1, c) and len(set(v)) == 1:  # repeated one value (the shape rule's
+        return v[:1]                               # exception): it applies to every channel
     return v[:c] if len(v) > c else v
 
 

@@ -45,8 +45,9 @@ def _type_of_input(i):
 def _gather_shape(attrs, ins, outs):
     d, idx = ins
     if rules.known(d) and rules.known(idx):
-        if not idx or idx[0] > len(d):
-            raise _bad(1, f"(M, ...) indices with M <= {len(d)}", idx)
+        if len(idx) < 2 or idx[0] > len(d):  # MXNet: "requires index tensor to have at
+            # least 2 dimensions" (a 1-D index would read one element silently)
+            raise _bad(1, f"(M, ...) indices with at least 2 dimensions and M <= {len(d)}", idx)
         rules.set_shape(outs, 0, tuple(idx[1:]) + tuple(d[idx[0]:]), "output")
     return ins, outs
 

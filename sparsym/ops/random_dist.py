@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import random as _random
-from ..base import MXNetError, ParamError, dtype_of
+from ..base import MXNetError, ParamError, ShapeError, dtype_of
 from ..kernels import pdf as kpdf
 from ..kernels import sampling as ksamp
 from . import rules
@@ -200,6 +200,9 @@ def _multi_type(attrs, ins, outs):
 def _multinomial(a, xs):
     p = xs[0]
     k = p.shape[-1]
+    if k == 0:  # MXNet: SIGFPE
+        raise ShapeError("sample_multinomial: the distribution has no categories (data of "
+                         f"shape {tuple(p.shape)})")
     extra = tuple(a.shape or ())
     n = int(np.prod(extra, dtype=np.int64)) if extra else 1
     u = _random.rng().random((p.size // max(k, 1), n))

@@ -95,3 +95,15 @@ def test_mxnet_ndarray_view_and_scalar_assignment_semantics():
                 (slice(0, 1), slice(None), slice(None, None, -1))]:
         assert is_contig(key, x.shape) == x[key].flags.c_contiguous
     assert mx.nd.ndarray.py_slice is slice
+
+
+def test_in_place_operators_keep_the_left_shape_and_from_numpy_wants_numbers():
+    a = nd.ones((2, 1))
+    # MXNet: "Shape inconsistent, Provided = [2,1], inferred shape=[2,3]" (numpy's error before)
+    with pytest.raises(ShapeError, match=r"Provided = \[2, 1\], inferred shape=\[2, 3\]"):
+        a += nd.ones((2, 3))
+    a += nd.ones((1,))
+    assert a.asnumpy().tolist() == [[2], [2]]
+    # MXNet: "object is not supported." (an object NDArray was built)
+    with pytest.raises(DTypeError, match="dtype object is not supported"):
+        nd.from_numpy(np.array([None, 1]))

@@ -49,6 +49,24 @@ BAD_CALLS = [
     (lambda: nd.relu(nd.ones((2,)), out=nd.zeros((2, 2))), ShapeError,
      r"0-th output: expected \[2\], got \[2,2\]"),
     (lambda: nd.ones((2,), ctx="gpu"), MXNetError, "Invalid context string gpu"),
+    # MXNet: "gather_nd requires index tensor to have at least 2 dimensions" (read x[0, 1])
+    (lambda: nd.gather_nd(X, nd.array([0, 1])), ShapeError, "at least 2 dimensions"),
+    # MXNet: "adj(y) must be smaller than stride" (a target_shape asking for adj 1 at stride 1)
+    (lambda: nd.Deconvolution(nd.ones((1, 1, 3, 3)), nd.ones((1, 2, 3, 3)), no_bias=True,
+                              kernel=(3, 3), num_filter=2, target_shape=(2, 2)), ShapeError,
+     r"adj \(1, 1\) must be smaller than stride \(1, 1\)"),
+    # MXNet (oneDNN) refuses it; the windows wholly in the padding gave -3.4e38
+    (lambda: nd.Pooling(nd.ones((1, 1, 3, 3)), kernel=(2, 2), pad=(5, 5), pool_type="max"),
+     ParamError, r"pad \(5, 5\) must be smaller than kernel \(2, 2\)"),
+    (lambda: nd.softmax(nd.ones((2, 3)), length=nd.array([1, 2]), use_length=True), DTypeError,
+     "'length': expected an integer type, got float32"),
+    (lambda: nd.add_n(), ParamError, "num_args must be >= 1"),
+    # MXNet: SIGFPE
+    (lambda: nd.random.multinomial(nd.array(np.zeros((0,)))), ShapeError, "no categories"),
+    # MXNet reads memory outside the batch
+    (lambda: nd.contrib.ROIAlign(nd.ones((1, 1, 4, 4)), nd.array([[3, 0, 0, 2, 2]]),
+                                 pooled_size=(2, 2), spatial_scale=1), IndexOutOfRange,
+     "ROI batch index 3.0 is outside the 1 images"),
     # numpy's bare LinAlgError before
     (lambda: nd.linalg.inverse(nd.zeros((2, 2))), MXNetError, "non-convertible"),
     (lambda: nd.ones((2,), ctx=3), TypeError, "ctx must be a Context"),
@@ -108,3 +126,8 @@ def test_valid_neighbours_of_the_bad_calls_still_work():
     nd._internal._set_value(2.5, out=o)  # a 0-d result fills out=
     assert o.asnumpy().min() == 2.5
     assert issubclass(ParamError, ValueError) and issubclass(ParamError, TypeError)
+    # a mean repeating one value applies to every channel (it raised numpy's broadcast error)
+    y = nd.image.normalize(nd.ones((3, 2, 2)), mean=(0, 0), std=(2, 2))
+    assert y.asnumpy().tolist() == np.full((3, 2, 2), 0.5).tolist()
+    assert nd.softmax(nd.ones((1, 2)), length=nd.array([1], dtype="int32"),
+                      use_length=True).asnumpy().tolist() == [[1, 0]]

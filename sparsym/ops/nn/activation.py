@@ -276,6 +276,9 @@ def sm_type(attrs, ins, outs):
         rules.set_type(outs, 0, dtype_of(attrs.dtype) if attrs.dtype else ins[0], "output")
         if attrs.use_length and ins[1] is None:
             ins[1] = np.dtype(np.int32)
+        elif attrs.use_length and np.dtype(ins[1]).kind not in "iu":
+            # MXNet: "This operation only support integer types" (1.7 would truncate)
+            raise rules.Conflict("dtype", 1, "input", "an integer type", np.dtype(ins[1]))
     return ins, outs
 
 

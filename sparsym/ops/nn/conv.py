@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...base import ShapeError
 from ...kernels import conv as kconv
 from ...kernels import conv3d as kconv3d
 from ...kernels import pool as kpool
@@ -213,7 +214,12 @@ def _deconv_pad_adj(a, sp):
     s, p, d = _geom(a)
     adj = _tup(a.adj, nd, 0)
     if a.target_shape and any(a.target_shape):
-        return kconv._deconv_pad_adj(sp, a.kernel, s, d, p, adj, a.target_shape)
+        p, adj = kconv._deconv_pad_adj(sp, a.kernel, s, d, p, adj, a.target_shape)
+    if any(j >= k for j, k in zip(adj, s)):  # MXNet's check (the output would be cut wrong)
+        raise ShapeError(f"adj {tuple(adj)} must be smaller than stride {tuple(s)} (adj(y) must "
+                         "be smaller than stride)" + (f", for target_shape {a.target_shape}"
+                                                       if a.target_shape and any(a.target_shape)
+                                                       else ""))
     return p, adj
 
 
@@ -299,6 +305,9 @@ def _pool_check(op, a):
     require(all(d > 0 for d in a.kernel), op, f"kernel dims must be positive, got {a.kernel}")
     require(all(d > 0 for d in a.stride), op, f"stride must be positive, got {a.stride}")
     require(all(d >= 0 for d in a.pad), op, f"pad must be non-negative, got {a.pad}")
+    # MXNet (oneDNN) refuses it: a window wholly in the padding has no input to pool
+    require(a.global_pool or all(p < k for p, k in zip(a.pad, a.kernel)), op,
+            f"pad {a.pad} must be smaller than kernel {a.kernel}")
     require(a.pooling_convention != "same" or not any(a.pad), op,
             f"Same pooling convention disables the use of pad parameter (got pad={a.pad})")
     if a.pool_type == "lp" and "p_value" in a:
