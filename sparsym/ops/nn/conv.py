@@ -305,11 +305,11 @@ def _pool_check(op, a):
     require(all(d > 0 for d in a.kernel), op, f"kernel dims must be positive, got {a.kernel}")
     require(all(d > 0 for d in a.stride), op, f"stride must be positive, got {a.stride}")
     require(all(d >= 0 for d in a.pad), op, f"pad must be non-negative, got {a.pad}")
+    require(a.pooling_convention != "same" or not any(a.pad), op,
+            f"Same pooling convention disables the use of pad parameter (got pad={a.pad})")
     # MXNet (oneDNN) refuses it: a window wholly in the padding has no input to pool
     require(a.global_pool or all(p < k for p, k in zip(a.pad, a.kernel)), op,
             f"pad {a.pad} must be smaller than kernel {a.kernel}")
-    require(a.pooling_convention != "same" or not any(a.pad), op,
-            f"Same pooling convention disables the use of pad parameter (got pad={a.pad})")
     if a.pool_type == "lp" and "p_value" in a:
         require(a.p_value is not None and a.p_value >= 1, op,
                 f"p_value must be a positive int for lp pooling, got {a.p_value}")
