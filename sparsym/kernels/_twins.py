@@ -1,7 +1,9 @@
 """The serial/parallel policy of the Numba kernels: twins of one kernel chosen per call by
-the amount of work, and for the hot products a gate that also measures which mode is faster
-right now (:func:`run_gated`). (kernels/_parallel.py is another matter: a thread pool for
-chunks of the im2col/GEMM loops, with BLAS pinned to one thread per worker.)
+the amount of work (:class:`Twin`), kernels over independent segments run whole or over
+cost-balanced blocks (:class:`Blockwise`), and for the hot products a gate that also
+measures which mode is faster right now (:func:`run_gated`). (kernels/_parallel.py is
+another matter: a thread pool for chunks of the im2col/GEMM loops, with BLAS pinned to one
+thread per worker.)
 
 Starting a parallel region costs 10-70 us on 2 cores (a sleeping worker is woken), more than
 a per-batch kernel over a few hundred rows takes: the matrix factorization example spent
@@ -23,7 +25,8 @@ import time
 import types
 
 import numba
-from numba import njit
+import numpy as np
+from numba import njit, prange
 
 from .._compile_notice import compile_seconds
 
@@ -78,16 +81,27 @@ def want_par(work) -> bool:
     return work >= PAR_MIN_WORK and numba.get_num_threads() >= 2
 
 
-def twins(f, **opts):
-    """(serial, parallel) Numba compilations of ``f``; the parallel one is named
-    ``<name>_par`` so that both live in the on-disk cache."""
-    ser = njit(cache=True, **opts)(f)
-    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_par", f.__defaults__,
-                           f.__closure__)
+def _renamed(f, code=None, globs=None):
+    """A copy of function ``f``, or a function running ``code`` over ``globs``, named
+    ``<name>_par`` and placed at ``f``'s source file and line: its Numba cache then lives
+    next to ``f``'s under its own name, and goes stale when ``f``'s file changes."""
+    name = f.__name__ + "_par"
+    if code is None:
+        g = types.FunctionType(f.__code__, f.__globals__, name, f.__defaults__, f.__closure__)
+    else:
+        code = code.replace(co_filename=f.__code__.co_filename, co_name=name,
+                            co_firstlineno=f.__code__.co_firstlineno)
+        g = types.FunctionType(code, globs, name)
     g.__qualname__ = f.__qualname__ + "_par"
     g.__module__ = f.__module__
     g.__doc__ = f.__doc__
-    return ser, njit(cache=True, parallel=True, **opts)(g)
+    return g
+
+
+def twins(f, **opts):
+    """(serial, parallel) Numba compilations of ``f``; the parallel one is named
+    ``<name>_par`` so that both live in the on-disk cache."""
+    return njit(cache=True, **opts)(f), njit(cache=True, parallel=True, **opts)(_renamed(f))
 
 
 class Twin:
@@ -109,6 +123,72 @@ class Twin:
 def twin(f):
     """Decorator: ``f`` as a :class:`Twin` (call it with the work first)."""
     return Twin(f)
+
+
+# ----------------------------------------------------------------------------- blockwise
+def _blocks_driver(bounds, *args):
+    # compiled once per kernel with _body bound to it (Blockwise): the blocks in parallel
+    for t in prange(len(bounds) - 1):
+        _body(bounds[t], bounds[t + 1], *args)  # noqa: F821  (bound per kernel)
+
+
+class Blockwise:
+    """A kernel ``f(lo, hi, *args)`` over independent segments ``lo..hi-1`` (rows of a csr,
+    stored columns): ``ser`` is ``f`` compiled, ``par(bounds, *args)`` runs it in parallel
+    over the blocks ``[bounds[t], bounds[t + 1])``, generated from ``f``, so the pair is
+    written once."""
+
+    __slots__ = ("ser", "par")
+
+    def __init__(self, f, **opts):
+        self.ser = njit(cache=True, **opts)(f)
+        globs = dict(_blocks_driver.__globals__, _body=self.ser)
+        self.par = njit(cache=True, parallel=True, **opts)(
+            _renamed(f, _blocks_driver.__code__, globs))
+
+    def run(self, key, work, ptr, *args):
+        """``f`` over every segment of ``ptr`` (a csr ``indptr``): serial in one call, or
+        over :func:`segment_blocks` in parallel, as gate ``key`` decides (:func:`run_gated`)."""
+        m = len(ptr) - 1
+        return run_gated(key, work, lambda: self.ser(0, m, *args),
+                         lambda: self.par(segment_blocks(ptr), *args), self.par)
+
+
+def blockwise(f):
+    """Decorator: ``f(lo, hi, *args)`` as a :class:`Blockwise` kernel."""
+    return Blockwise(f)
+
+
+def segment_blocks(ptr):
+    """Boundaries splitting the segments of ``ptr`` into cost-balanced blocks, 4 per thread
+    (a segment costs its entries plus one)."""
+    return balanced_bounds(ptr, 4 * numba.get_num_threads())
+
+
+@njit(cache=True)
+def balanced_bounds(ptr, nb):
+    """``nb + 1`` boundaries splitting the segments of ``ptr`` into ``nb`` blocks of about
+    equal cost (entries plus one per segment)."""
+    # In Numba: NumPy's searchsorted/unique/linspace took 20-45 us, a third of the 2-thread
+    # product whose blocks it computed.
+    m = len(ptr) - 1
+    nb = max(1, min(m, nb))
+    total = ptr[m] - ptr[0] + m
+    bounds = np.empty(nb + 1, dtype=np.int64)
+    bounds[0] = 0
+    lo = 0
+    for t in range(1, nb):
+        target = ptr[0] + (total * t) // nb
+        hi = m
+        while lo < hi:  # first segment whose cumulative cost reaches target
+            mid = (lo + hi) // 2
+            if ptr[mid] + mid < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        bounds[t] = lo
+    bounds[nb] = m
+    return bounds
 
 
 # ----------------------------------------------------------------------------- measured gate

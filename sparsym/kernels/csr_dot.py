@@ -7,9 +7,9 @@ Storage contracts (every function is pure: new outputs, inputs untouched):
 - dense operands are any C-contiguous-able ndarray; results are new arrays.
 
 Hot loops index with unsigned integers: Numba then drops the negative-index wraparound
-check, which doubles the speed of these gather-bound loops. Work is split into
-nnz-balanced row blocks; whether a product runs serial or parallel is the choice of
-kernels/_twins.py (:func:`_twins.run_gated`).
+check, which doubles the speed of these gather-bound loops. Each product kernel is written
+once over a range of rows (or stored columns); kernels/_twins.py runs it whole or over
+nnz-balanced blocks in parallel, as its measured gate decides (:class:`_twins.Blockwise`).
 """
 from __future__ import annotations
 
@@ -37,41 +37,11 @@ from ._arrays import (
     unique_positions,
 )
 from ._f16 import f16_safe
-from ._twins import twin
-
-
-def _blocks(ptr):
-    """Boundaries splitting the segments of ``ptr`` into cost-balanced blocks, 4 per thread
-    (a segment costs its entries plus one)."""
-    return _balanced_bounds(ptr, 4 * numba.get_num_threads())
-
-
-@njit(cache=True)
-def _balanced_bounds(ptr, nb):
-    # In Numba: NumPy's searchsorted/unique/linspace took 20-45 us, a third of the 2-thread
-    # product whose blocks it computed.
-    m = len(ptr) - 1
-    nb = max(1, min(m, nb))
-    total = ptr[m] - ptr[0] + m
-    bounds = np.empty(nb + 1, dtype=np.int64)
-    bounds[0] = 0
-    lo = 0
-    for t in range(1, nb):
-        target = ptr[0] + (total * t) // nb
-        hi = m
-        while lo < hi:  # first segment whose cumulative cost reaches target
-            mid = (lo + hi) // 2
-            if ptr[mid] + mid < target:
-                lo = mid + 1
-            else:
-                hi = mid
-        bounds[t] = lo
-    bounds[nb] = m
-    return bounds
+from ._twins import balanced_bounds, blockwise, twin
 
 
 # ----------------------------------------------------------------------------- csr . dense
-@njit(cache=True)
+@blockwise
 def _mv(lo, hi, data, indices, indptr, b, out):
     # k == 1; writes out[lo:hi]. Carrying each row's end into the next row's start and
     # summing from zero (not out[i]) takes a load off every row: 8% of this gather loop.
@@ -84,7 +54,7 @@ def _mv(lo, hi, data, indices, indptr, b, out):
         out[i] = acc
 
 
-@njit(cache=True)
+@blockwise
 def _mm(lo, hi, data, indices, indptr, b, out):
     # out zero-initialised
     k = np.uint64(b.shape[1])
@@ -97,7 +67,7 @@ def _mm(lo, hi, data, indices, indptr, b, out):
                 out[ui, j] += v * b[c, j]
 
 
-@njit(cache=True)
+@blockwise
 def _mm_map(lo, hi, data, indices, indptr, b, out, cmap):
     # row_sparse rhs: b row = cmap[column], -1 when the row is absent
     k = np.uint64(b.shape[1])
@@ -112,7 +82,7 @@ def _mm_map(lo, hi, data, indices, indptr, b, out, cmap):
                     out[ui, j] += v * b[uc, j]
 
 
-@njit(cache=True)
+@blockwise
 def _mv_map(lo, hi, data, indices, indptr, b, out, cmap):
     # k == 1, row_sparse rhs through cmap (-1: absent row); writes out[lo:hi] (as _mv)
     end = np.uint64(indptr[lo])
@@ -126,7 +96,7 @@ def _mv_map(lo, hi, data, indices, indptr, b, out, cmap):
         out[i] = acc
 
 
-@njit(cache=True)
+@blockwise
 def _mm_hash(lo, hi, data, indices, indptr, b, out, tab):
     # row_sparse rhs with huge n and few stored rows: the column's row from a hash table
     k = np.uint64(b.shape[1])
@@ -142,7 +112,7 @@ def _mm_hash(lo, hi, data, indices, indptr, b, out, tab):
                     out[ui, j] += v * b[uc, j]
 
 
-@njit(cache=True)
+@blockwise
 def _mm_search(lo, hi, data, indices, indptr, b, out, keys):
     # row_sparse rhs with huge n: binary search the column among the stored row ids
     k = np.uint64(b.shape[1])
@@ -157,42 +127,6 @@ def _mm_search(lo, hi, data, indices, indptr, b, out, keys):
                     out[ui, j] += v * b[uc, j]
 
 
-@njit(parallel=True, cache=True)
-def _mv_par(bounds, data, indices, indptr, b, out):
-    for t in prange(len(bounds) - 1):
-        _mv(bounds[t], bounds[t + 1], data, indices, indptr, b, out)
-
-
-@njit(parallel=True, cache=True)
-def _mm_par(bounds, data, indices, indptr, b, out):
-    for t in prange(len(bounds) - 1):
-        _mm(bounds[t], bounds[t + 1], data, indices, indptr, b, out)
-
-
-@njit(parallel=True, cache=True)
-def _mm_map_par(bounds, data, indices, indptr, b, out, cmap):
-    for t in prange(len(bounds) - 1):
-        _mm_map(bounds[t], bounds[t + 1], data, indices, indptr, b, out, cmap)
-
-
-@njit(parallel=True, cache=True)
-def _mv_map_par(bounds, data, indices, indptr, b, out, cmap):
-    for t in prange(len(bounds) - 1):
-        _mv_map(bounds[t], bounds[t + 1], data, indices, indptr, b, out, cmap)
-
-
-@njit(parallel=True, cache=True)
-def _mm_hash_par(bounds, data, indices, indptr, b, out, tab):
-    for t in prange(len(bounds) - 1):
-        _mm_hash(bounds[t], bounds[t + 1], data, indices, indptr, b, out, tab)
-
-
-@njit(parallel=True, cache=True)
-def _mm_search_par(bounds, data, indices, indptr, b, out, keys):
-    for t in prange(len(bounds) - 1):
-        _mm_search(bounds[t], bounds[t + 1], data, indices, indptr, b, out, keys)
-
-
 def _spmm(data, a: CSR, b2, out, cmap=None, tab=None, keys=None):
     """out (zeros; 1-D when b2 is) += a @ b2 with b2 rows looked up directly, via the dense
     map cmap, in the hash table tab, or by binary search in keys."""
@@ -202,21 +136,18 @@ def _spmm(data, a: CSR, b2, out, cmap=None, tab=None, keys=None):
     work = 0 if m < 2 else len(data) * k + m
     # one gate per kernel and power of two of k: how well a product splits depends on k
     if cmap is not None and b2.ndim == 1:
-        key, ser, par, extra = "mv_map", _mv_map, _mv_map_par, (b2, out, cmap)
+        key, kern, extra = "mv_map", _mv_map, (b2, out, cmap)
     elif cmap is not None:
-        key, ser, par, extra = ("map", k.bit_length()), _mm_map, _mm_map_par, (b2, out, cmap)
+        key, kern, extra = ("map", k.bit_length()), _mm_map, (b2, out, cmap)
     elif tab is not None:
-        key, ser, par, extra = ("hash", k.bit_length()), _mm_hash, _mm_hash_par, (b2, out, tab)
+        key, kern, extra = ("hash", k.bit_length()), _mm_hash, (b2, out, tab)
     elif keys is not None:
-        key, ser, par, extra = (("search", k.bit_length()), _mm_search, _mm_search_par,
-                                (b2, out, keys))
+        key, kern, extra = ("search", k.bit_length()), _mm_search, (b2, out, keys)
     elif b2.ndim == 1:
-        key, ser, par, extra = "mv", _mv, _mv_par, (b2, out)
+        key, kern, extra = "mv", _mv, (b2, out)
     else:
-        key, ser, par, extra = ("mm", k.bit_length()), _mm, _mm_par, (b2, out)
-    ind = a.indices
-    _twins.run_gated(key, work, lambda: ser(0, m, data, ind, ptr, *extra),
-                     lambda: par(_blocks(ptr), data, ind, ptr, *extra), par)
+        key, kern, extra = ("mm", k.bit_length()), _mm, (b2, out)
+    kern.run(key, work, ptr, data, a.indices, ptr, *extra)
 
 
 @f16_safe
@@ -346,22 +277,13 @@ def _gather_t(lo, hi, colptr, rows_t, data_t, b, out):
                 out[uu, j] += v * b[r, j]
 
 
-@njit(cache=True)
-def _transpose_gather(uniq, colptr, keys, indptr, data, cur, rows_t, data_t, b, out):
-    _fill_t(0, cur.shape[0], keys, indptr, data, cur, rows_t, data_t)
-    _gather_t(0, uniq.shape[0], colptr, rows_t, data_t, b, out)
-
-
-@njit(parallel=True, cache=True)
-def _transpose_gather_par(bounds, uniq, colptr, keys, indptr, data, cur, rows_t, data_t, b,
-                          out):
-    # one block of stored keys per thread: each thread reads every entry, fills only its
-    # keys' part of the transpose, then gathers their output rows
-    for t in prange(len(bounds) - 1):
-        u0, u1 = bounds[t], bounds[t + 1]
-        if u0 < u1:
-            _fill_t(uniq[u0], uniq[u1 - 1] + 1, keys, indptr, data, cur, rows_t, data_t)
-            _gather_t(u0, u1, colptr, rows_t, data_t, b, out)
+@blockwise
+def _transpose_gather(u0, u1, uniq, colptr, keys, indptr, data, cur, rows_t, data_t, b, out):
+    # stored keys u0..u1-1 (a block of them per thread): every entry is read, only these
+    # keys' part of the transpose is filled, then their output rows are gathered
+    if u0 < u1:
+        _fill_t(uniq[u0], uniq[u1 - 1] + 1, keys, indptr, data, cur, rows_t, data_t)
+        _gather_t(u0, u1, colptr, rows_t, data_t, b, out)
 
 
 @njit(cache=True)
@@ -455,7 +377,7 @@ def _csrT_rows(a: CSR, data, bb):
     else:
         serial = lambda: _csrT_rows_scatter(a, data, bb)  # noqa: E731
     return _twins.run_gated(("csrT", k.bit_length()), work, serial,
-                            lambda: _csrT_rows_gather(a, data, bb, True), _transpose_gather_par)
+                            lambda: _csrT_rows_gather(a, data, bb, True), _transpose_gather.par)
 
 
 _GATHER_MIN_K = 16
@@ -536,12 +458,11 @@ def _csrT_rows_gather(a: CSR, data, bb, parallel):
         return uniq, out
     rows_t = np.empty(nnz, dtype=np.int32 if m < 2**31 else np.int64)
     data_t = np.empty(nnz, dtype=data.dtype)
+    args = (kuniq, colptr, keys, a.indptr, data, cur, rows_t, data_t, bb, out)
     if parallel:
-        bounds = _balanced_bounds(colptr, numba.get_num_threads())
-        _transpose_gather_par(bounds, kuniq, colptr, keys, a.indptr, data, cur, rows_t, data_t,
-                              bb, out)
+        _transpose_gather.par(balanced_bounds(colptr, numba.get_num_threads()), *args)
     else:
-        _transpose_gather(kuniq, colptr, keys, a.indptr, data, cur, rows_t, data_t, bb, out)
+        _transpose_gather.ser(0, len(kuniq), *args)
     return uniq, out
 
 
