@@ -29,18 +29,6 @@ def _check(cond, op, msg):
         raise ShapeError(f"operator {op}: {msg}")
 
 
-def _type_of(i, n_out=1, fixed=None):
-    """Outputs take input ``i``'s dtype (``fixed``: output index -> dtype overrides)."""
-    def rule(attrs, ins, outs):
-        for k in range(n_out):
-            if fixed and k in fixed:
-                rules.set_type(outs, k, np.dtype(fixed[k]), "output")
-            elif ins[i] is not None:
-                rules.set_type(outs, k, ins[i], "output")
-        return ins, outs
-    return rule
-
-
 # ----------------------------------------------------------------------------- box_nms
 _NMS = Params(
     overlap_thresh=Field("float", 0.5, doc="overlap (IoU) above which a box is suppressed"),
@@ -87,7 +75,7 @@ register(OpDef(
     "_contrib_box_nms", params=_NMS, aliases=("_contrib_box_non_maximum_suppression",),
     dispatch=(Dispatch((D,), (D,), _nms_kernel),), num_outputs=2, num_visible_outputs=1,
     output_names=("output", "temp"), infer_shape=_nms_shape,
-    infer_type=_type_of(0, 2, {1: np.int64}), gradient=_nms_grad,
+    infer_type=rules.type_of_input(0, 2, {1: np.int64}), gradient=_nms_grad,
     doc="""Non-maximum suppression of boxes, per batch item.
 
     ``data`` (..., N, K) holds one box per row: a score, 4 coordinates from
@@ -121,7 +109,7 @@ def _nms_bwd_shape(attrs, ins, outs):
 register(OpDef(
     "_backward_contrib_box_nms", params=_NMS, inputs=("ograd", "index"),
     dispatch=(Dispatch((D, D), (D,), _nms_bwd),), infer_shape=_nms_bwd_shape,
-    infer_type=_type_of(0), doc="box_nms's gradient: each kept row's gradient goes back "
+    infer_type=rules.type_of_input(0), doc="box_nms's gradient: each kept row's gradient goes back "
                                 "to its source row; suppressed rows get 0."))
 
 
@@ -146,7 +134,7 @@ def _iou_kernel(a, xs):
 register(OpDef(
     "_contrib_box_iou", params=Params(format=Field("str", "corner", _FMT)),
     inputs=("lhs", "rhs"), dispatch=(Dispatch((D, D), (D,), _iou_kernel),),
-    infer_shape=_iou_shape, infer_type=_type_of(0), gradient=no_grad,
+    infer_shape=_iou_shape, infer_type=rules.type_of_input(0), gradient=no_grad,
     doc="""Intersection over union of every box of ``lhs`` (..., 4) with every box of
     ``rhs`` (..., 4); the output has shape ``lhs.shape[:-1] + rhs.shape[:-1]``.
 
@@ -183,7 +171,7 @@ def _bip_kernel(a, xs):
 register(OpDef(
     "_contrib_bipartite_matching", params=_BIP, num_outputs=2,
     dispatch=(Dispatch((D,), (D,), _bip_kernel),), infer_shape=_bip_shape,
-    infer_type=_type_of(0, 2), gradient=no_grad,
+    infer_type=rules.type_of_input(0, 2), gradient=no_grad,
     doc="""Greedy bipartite matching of a score matrix (..., N, M), best score first.
 
     Returns the matched column of every row (..., N) and the matched row of every column
@@ -236,7 +224,7 @@ def _enc_kernel(a, xs):
 register(OpDef(
     "_contrib_box_encode", inputs=("samples", "matches", "anchors", "refs", "means", "stds"),
     num_outputs=2, dispatch=(Dispatch((D,) * 6, (D,), _enc_kernel),),
-    infer_shape=_enc_shape, infer_type=_type_of(2, 2), gradient=no_grad,
+    infer_shape=_enc_shape, infer_type=rules.type_of_input(2, 2), gradient=no_grad,
     doc="""Regression targets of matched reference boxes relative to their anchors.
 
     For every positive sample (``samples`` > 0.5) the target is
@@ -289,7 +277,7 @@ def _dec_kernel(a, xs):
 register(OpDef(
     "_contrib_box_decode", params=_DEC, inputs=("data", "anchors"),
     dispatch=(Dispatch((D, D), (D,), _dec_kernel),), infer_shape=_dec_shape,
-    infer_type=_type_of(0), gradient=no_grad,
+    infer_type=rules.type_of_input(0), gradient=no_grad,
     doc="""Corner boxes from regression deltas ``data`` (B, N, 4) and ``anchors`` (1, N, 4).
 
     x = d0 * std0 * wa + xa, y = d1 * std1 * ha + ya, w = exp(d2 * std2) * wa,

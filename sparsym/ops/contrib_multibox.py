@@ -20,15 +20,6 @@ def _check(cond, op, msg):
         raise ShapeError(f"operator {op}: {msg}")
 
 
-def _first_type(n_out):
-    def rule(attrs, ins, outs):
-        if ins[0] is not None:
-            for k in range(n_out):
-                rules.set_type(outs, k, ins[0], "output")
-        return ins, outs
-    return rule
-
-
 _VAR = Field("floats", (0.1, 0.1, 0.2, 0.2), doc="variances of the box regression targets")
 
 # ----------------------------------------------------------------------------- prior
@@ -63,7 +54,7 @@ def _prior_kernel(a, xs):
 
 register(OpDef(
     "_contrib_MultiBoxPrior", params=_PRIOR, dispatch=(Dispatch(("*",), (D,), _prior_kernel),),
-    infer_shape=_prior_shape, infer_type=_first_type(1), gradient=no_grad,
+    infer_shape=_prior_shape, infer_type=rules.type_of_input(0, 1), gradient=no_grad,
     doc="""Anchor boxes for every pixel of a feature map (N, C, H, W): the output
     (1, H*W*A, 4) holds corner boxes, A = len(sizes) + len(ratios) - 1 per pixel (every
     size at the first ratio, then the first size at the other ratios).
@@ -118,7 +109,7 @@ register(OpDef(
     "_contrib_MultiBoxTarget", params=_TARGET, inputs=("anchor", "label", "cls_pred"),
     num_outputs=3, output_names=("loc_target", "loc_mask", "cls_target"),
     dispatch=(Dispatch((D, D, D), (D,), _target_kernel),), infer_shape=_target_shape,
-    infer_type=_first_type(3), gradient=no_grad,
+    infer_type=rules.type_of_input(0, 3), gradient=no_grad,
     doc="""SSD training targets from anchors (1, N, 4), labels (B, M, 5: class, corner
     box; class -1 ends the list) and class predictions (B, classes, N).
 
@@ -171,7 +162,7 @@ def _det_kernel(a, xs):
 register(OpDef(
     "_contrib_MultiBoxDetection", params=_DET, inputs=("cls_prob", "loc_pred", "anchor"),
     dispatch=(Dispatch((D, D, D), (D,), _det_kernel),), infer_shape=_det_shape,
-    infer_type=_first_type(1), gradient=no_grad,
+    infer_type=rules.type_of_input(0, 1), gradient=no_grad,
     doc="""SSD detections: per anchor the best foreground class, its score and the decoded
     box, sorted by score and suppressed by NMS. The output (B, N, 6) holds rows
     [class, score, xmin, ymin, xmax, ymax]; suppressed rows have class -1 and the rest of

@@ -33,14 +33,6 @@ def _dense(xs):
     return [st.todense(x) for x in xs]
 
 
-def _type_of_input(i):
-    def rule(attrs, ins, outs):
-        if ins[i] is not None:
-            rules.set_type(outs, 0, ins[i], "output")
-        return ins, outs
-    return rule
-
-
 # ----------------------------------------------------------------------------- gather/scatter
 def _gather_shape(attrs, ins, outs):
     d, idx = ins
@@ -71,12 +63,12 @@ def _scatter_shape(attrs, ins, outs):
 register(OpDef(
     "_backward_gather_nd", inputs=("ograd", "indices"), params=Params(shape=Field("shape")),
     dispatch=(Dispatch((D, D), (D,), _gather_bwd),),
-    infer_shape=lambda a, i, o: (i, [tuple(a.shape)]), infer_type=_type_of_input(0),
+    infer_shape=lambda a, i, o: (i, [tuple(a.shape)]), infer_type=rules.type_of_input(0),
     doc="Gradient of gather_nd: ograd added at the gathered positions (duplicates sum)."))
 register(OpDef(
     "gather_nd", inputs=("data", "indices"), dispatch=(Dispatch((D, D), (D,), lambda a, xs: (
         kgs.gather_nd(xs[0], xs[1]),)),),
-    infer_shape=_gather_shape, infer_type=_type_of_input(0),
+    infer_shape=_gather_shape, infer_type=rules.type_of_input(0),
     gradient=lambda node, og: _gather_grad(node, og),
     doc="""Gather slices of ``data`` at the N-d positions ``indices`` (shape (M, Y...)):
     ``out[y...] = data[indices[0][y...], ..., indices[M-1][y...], ...]``.
@@ -108,14 +100,14 @@ def _gather_bwd_like(a, xs):
 register(OpDef(
     "_backward_gather_nd_like", inputs=("ograd", "indices", "data"),
     dispatch=(Dispatch((D, D, "*"), (D,), _gather_bwd_like),),
-    infer_shape=lambda a, i, o: (i, [i[2]]), infer_type=_type_of_input(2),
+    infer_shape=lambda a, i, o: (i, [i[2]]), infer_type=rules.type_of_input(2),
     doc="Gradient of gather_nd, shaped like data."))
 
 register(OpDef(
     "scatter_nd", inputs=("data", "indices"), params=Params(shape=Field("shape")),
     dispatch=(Dispatch((D, D), (D,), lambda a, xs: (
         kgs.scatter_nd(xs[0], xs[1], tuple(a.shape)),)),),
-    infer_shape=_scatter_shape, infer_type=_type_of_input(0),
+    infer_shape=_scatter_shape, infer_type=rules.type_of_input(0),
     gradient=lambda node, og: [bw("gather_nd", [og[0], node.inputs[1]], node, "backward"),
                                None],
     doc="""Scatter ``data`` into zeros of ``shape`` at the N-d positions ``indices`` (the
@@ -146,7 +138,7 @@ register(OpDef(
     dispatch=(Dispatch((D, D, D), (D,), lambda a, xs: (
         kgs.scatter_nd(xs[1].astype(xs[0].dtype, copy=False), xs[2], xs[0].shape,
                        base=xs[0]),)),),
-    infer_shape=_scatter_set_shape, infer_type=_type_of_input(0), inplace=((0, 0),),
+    infer_shape=_scatter_set_shape, infer_type=rules.type_of_input(0), inplace=((0, 0),),
     doc="lhs with ``rhs`` written at the N-d positions ``indices`` (``x[idx] = v``)."))
 
 
@@ -169,7 +161,7 @@ def _batch_take_shape(attrs, ins, outs):
 
 register(OpDef(
     "batch_take", inputs=("a", "indices"), dispatch=(Dispatch((D, D), (D,), _batch_take),),
-    infer_shape=_batch_take_shape, infer_type=_type_of_input(0),
+    infer_shape=_batch_take_shape, infer_type=rules.type_of_input(0),
     gradient=lambda n, og: [None, None],
     doc="""``out[i] = a[i, indices[i]]`` for a (N, K) ``a`` (indices clipped to [0, K)).
     Deprecated in MXNet: use pick.
@@ -199,7 +191,7 @@ def _fill_element(a, xs):
 register(OpDef(
     "fill_element_0index", inputs=("lhs", "mhs", "rhs"),
     dispatch=(Dispatch((D, D, D), (D,), _fill_element),),
-    infer_shape=rules.first_input_shape, infer_type=_type_of_input(0),
+    infer_shape=rules.first_input_shape, infer_type=rules.type_of_input(0),
     gradient=lambda n, og: [None] * 3,
     doc="""``lhs`` with ``out[i, rhs[i]] = mhs[i]`` (MXNet's legacy NDArray function).
 
@@ -247,12 +239,12 @@ _MASK = Params(axis=Field("int", 0))
 register(OpDef(
     "_backward_contrib_boolean_mask", inputs=("ograd", "data", "index"), params=_MASK,
     dispatch=(Dispatch((D, D, D), (D,), _boolean_mask_bwd),),
-    infer_shape=lambda a, i, o: (i, [i[1]]), infer_type=_type_of_input(1),
+    infer_shape=lambda a, i, o: (i, [i[1]]), infer_type=rules.type_of_input(1),
     doc="Gradient of boolean_mask: ograd back at the kept positions, zeros elsewhere."))
 register(OpDef(
     "_contrib_boolean_mask", inputs=("data", "index"), params=_MASK,
     dispatch=(Dispatch((D, D), (D,), _boolean_mask),),
-    infer_shape=_boolean_mask_shape, infer_type=_type_of_input(0), value_dependent_shape=True,
+    infer_shape=_boolean_mask_shape, infer_type=rules.type_of_input(0), value_dependent_shape=True,
     gradient=lambda node, og: [bw("_backward_contrib_boolean_mask",
                                   [og[0], node.inputs[0], node.inputs[1]], node, "backward",
                                   **kept(node)), None],
@@ -325,7 +317,7 @@ def _index_copy_grad(node, og):
 register(OpDef(
     "_contrib_index_copy", inputs=("old_tensor", "index_vector", "new_tensor"),
     dispatch=(Dispatch((D, D, D), (D,), _index_copy),),
-    infer_shape=_index_copy_shape, infer_type=_type_of_input(0), gradient=_index_copy_grad,
+    infer_shape=_index_copy_shape, infer_type=rules.type_of_input(0), gradient=_index_copy_grad,
     doc="""``old_tensor`` with its rows ``index_vector`` replaced by ``new_tensor``'s rows.
 
     Parameters

@@ -54,7 +54,9 @@ def _reg(name, params, inputs, kernel, shape, grad=None, n_out=1, out_names=("ou
          doc="", bwd=None, extra_aliases=()):
     """Register ``_linalg_<name>`` (aliases linalg_<name>) and its backward op.
 
-    ``bwd``: (backward inputs, kernel, n grads, shape rule) or None (no gradient).
+    ``bwd``: (backward inputs, kernel, n grads[, shape rule]) or None (no gradient); without
+    a shape rule the backward op takes (ograd, forward inputs...) and gradient i is shaped
+    like forward input i.
     """
     full = f"_linalg_{name}"
     register(OpDef(full, params=params, inputs=inputs, dispatch=_rows(len(inputs), kernel),
@@ -62,23 +64,15 @@ def _reg(name, params, inputs, kernel, shape, grad=None, n_out=1, out_names=("ou
                    infer_type=rules.same_type, gradient=grad,
                    aliases=(f"linalg_{name}",) + tuple(extra_aliases), doc=doc))
     if bwd is not None:
-        b_ins, b_kernel, n, b_shape = bwd
+        b_ins, b_kernel, n, *b_shape = bwd
         register(OpDef(f"_backward_linalg_{name}", params=params, inputs=b_ins, num_outputs=n,
-                       dispatch=_rows(len(b_ins), b_kernel), infer_shape=b_shape,
+                       dispatch=_rows(len(b_ins), b_kernel),
+                       infer_shape=b_shape[0] if b_shape else rules.grads_like_inputs(1),
                        infer_type=rules.same_type))
 
 
 def _cast(x, like):
     return np.ascontiguousarray(x, dtype=like.dtype)
-
-
-def _bshape(*idx):
-    """Backward shape rule: grad j has the shape of backward input idx[j]."""
-    def rule(attrs, ins, outs):
-        for j, i in enumerate(idx):
-            rules.set_shape(outs, j, ins[i], "output")
-        return ins, outs
-    return rule
 
 
 def _sq(shape, what="input"):
@@ -185,12 +179,12 @@ _GEMM_DOC = """Batched matrix product ``alpha * op(A) op(B){extra}``; op transpo
     """
 _reg("gemm", _GEMM, ("A", "B", "C"), _gemm2_fwd, gemm_shape,
      grad=_bwd("_backward_linalg_gemm", lambda n, og: [og[0]] + list(n.inputs), 3),
-     bwd=(("ograd", "A", "B", "C"), _gemm_bwd, 3, _bshape(1, 2, 3)),
+     bwd=(("ograd", "A", "B", "C"), _gemm_bwd, 3),
      doc=_GEMM_DOC.format(extra=" + beta * C", cin=", C", beta="\n    beta : float, default 1",
                           name="gemm", call=", mx.nd.ones((2, 4))"))
 _reg("gemm2", _GEMM2, ("A", "B"), _gemm2_fwd, gemm_shape,
      grad=_bwd("_backward_linalg_gemm2", lambda n, og: [og[0]] + list(n.inputs), 2),
-     bwd=(("ograd", "A", "B"), _gemm_bwd, 2, _bshape(1, 2)),
+     bwd=(("ograd", "A", "B"), _gemm_bwd, 2),
      doc=_GEMM_DOC.format(extra="", cin="", beta="", name="gemm2", call=""))
 
 
@@ -207,8 +201,7 @@ def _unary(name, fwd, bwd_kernel, bwd_names, bwd_inputs, doc, shape=square_shape
     _reg(name, params or Params(), ("A",), lambda a, xs: (_cast(fwd(a, _fl(xs[0])), xs[0]),),
          shape, doc=doc, grad=_bwd(f"_backward_linalg_{name}", bwd_inputs, 1),
          bwd=(("ograd",) + bwd_names,
-              lambda a, xs: (_cast(bwd_kernel(a, [_fl(x) for x in xs]), xs[1]),), 1,
-              _bshape(1)))
+              lambda a, xs: (_cast(bwd_kernel(a, [_fl(x) for x in xs]), xs[1]),), 1))
 
 
 _LOWER = Params(lower=Field("bool", True, doc="lower (True) or upper (False) triangular "
@@ -286,7 +279,7 @@ _reg("det", Params(), ("A",),
                               1),
      bwd=(("ograd", "A", "det"), lambda a, xs: (_cast(
          _bcast(_fl(xs[0]) * _fl(xs[2]), xs[1]) * kl.t(np.linalg.inv(_fl(xs[1]))), xs[1]),),
-          1, _bshape(1)),
+          1),
      doc="The determinant of each square matrix (shape: the batch, (1,) for one matrix).")
 
 
@@ -299,7 +292,7 @@ _reg("slogdet", Params(), ("A",), _slogdet_fwd, _scalar_shape, n_out=2,
      out_names=("sign", "logdet"),
      grad=_bwd("_backward_linalg_slogdet", lambda n, og: [og[1], n.inputs[0]], 1),
      bwd=(("ograd_logdet", "A"), lambda a, xs: (_cast(
-         _bcast(_fl(xs[0]), xs[1]) * kl.t(np.linalg.inv(_fl(xs[1]))), xs[1]),), 1, _bshape(1)),
+         _bcast(_fl(xs[0]), xs[1]) * kl.t(np.linalg.inv(_fl(xs[1]))), xs[1]),), 1),
      doc="(sign, log|det|) of each square matrix; the gradient flows through log|det|.")
 
 
@@ -314,7 +307,7 @@ _reg("sumlogdiag", Params(), ("A",),
                                       xs[0].shape), xs[0]),),
      _scalar_shape, grad=_bwd("_backward_linalg_sumlogdiag", lambda n, og: [og[0], n.inputs[0]],
                               1),
-     bwd=(("ograd", "A"), _sumlogdiag_bwd, 1, _bshape(1)),
+     bwd=(("ograd", "A"), _sumlogdiag_bwd, 1),
      doc="The sum of the logarithms of the diagonal of each square matrix.")
 
 
@@ -403,7 +396,7 @@ _reg("trsm", _TRI, ("A", "B"),
      grad=_bwd("_backward_linalg_trsm", lambda n, og: [og[0], n.inputs[0], (n, 0)], 2),
      bwd=(("ograd", "A", "out"), lambda a, xs: tuple(
          _cast(v, xs[1 + i]) for i, v in enumerate(kl.trsm_grad(
-             _fl(xs[0]), _fl(xs[1]), _fl(xs[2]), *_tri_args(a)))), 2, _bshape(1, 2)),
+             _fl(xs[0]), _fl(xs[1]), _fl(xs[2]), *_tri_args(a)))), 2),
      doc="Solve with a triangular matrix: ``alpha * op(A)^-1 B`` (``alpha * B op(A)^-1`` "
          "with rightside); op transposes when ``transpose``; A's lower (or upper) triangle.")
 _reg("trmm", _TRI, ("A", "B"),
@@ -411,7 +404,7 @@ _reg("trmm", _TRI, ("A", "B"),
      grad=_bwd("_backward_linalg_trmm", lambda n, og: [og[0]] + list(n.inputs), 2),
      bwd=(("ograd", "A", "B"), lambda a, xs: tuple(
          _cast(v, xs[1 + i]) for i, v in enumerate(kl.trmm_grad(
-             _fl(xs[0]), _fl(xs[1]), _fl(xs[2]), *_tri_args(a)))), 2, _bshape(1, 2)),
+             _fl(xs[0]), _fl(xs[1]), _fl(xs[2]), *_tri_args(a)))), 2),
      doc="Multiply by a triangular matrix: ``alpha * op(A) B`` (``alpha * B op(A)`` with "
          "rightside); A's lower (or upper) triangle.")
 
@@ -469,8 +462,7 @@ def _linear(name, params, fn, shape, adjoint, doc):
     """An op linear in A whose gradient is ``adjoint`` applied to the head gradient."""
     _reg(name, params, ("A",), lambda a, xs: (fn(a, xs[0]),), shape, doc=doc,
          grad=_bwd(f"_backward_linalg_{name}", lambda n, og: [og[0], n.inputs[0]], 1),
-         bwd=(("ograd", "A"), lambda a, xs: (adjoint(a, xs[0]).astype(xs[1].dtype),), 1,
-              _bshape(1)))
+         bwd=(("ograd", "A"), lambda a, xs: (adjoint(a, xs[0]).astype(xs[1].dtype),), 1))
 
 
 _linear("extractdiag", _OFF, lambda a, x: kl.extractdiag(x, a.offset), _diag_shape,

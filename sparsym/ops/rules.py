@@ -146,6 +146,31 @@ def floating_input(rule):
     return checked
 
 
+def shape_of_input(i):
+    """Shape rule: output 0 has input ``i``'s shape (once it is known)."""
+    def rule(attrs, ins, outs):
+        if ins[i] is not None:
+            set_shape(outs, 0, ins[i], "output")
+        return ins, outs
+    return rule
+
+
+def type_of_input(i, n_out=1, fixed=None):
+    """Type rule: outputs ``0..n_out-1`` take input ``i``'s dtype (``i`` a tuple: the first
+    known of those inputs); ``fixed`` maps an output index to a dtype it always has."""
+    cands = (i,) if isinstance(i, int) else tuple(i)
+
+    def rule(attrs, ins, outs):
+        t = next((ins[j] for j in cands if ins[j] is not None), None)
+        for k in range(n_out):
+            if fixed and k in fixed:
+                set_type(outs, k, np.dtype(fixed[k]), "output")
+            elif t is not None:
+                set_type(outs, k, t, "output")
+        return ins, outs
+    return rule
+
+
 def first_input_type(attrs, ins, outs):
     """Outputs take input 0's dtype; other inputs default to it when unknown."""
     cur = ins[0] if ins[0] is not None else (outs[0] if outs else None)

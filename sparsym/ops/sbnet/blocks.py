@@ -169,24 +169,6 @@ def _gather_bwd_kernel(a, xs):
     return (dx.astype(np.asarray(x).dtype, copy=False),)
 
 
-def _like_input(n):
-    def rule(a, ins, outs):
-        if ins[n] is not None:
-            rules.set_shape(outs, 0, ins[n], "output")
-        return ins, outs
-    return rule
-
-
-def _type_like_input(n):
-    def rule(a, ins, outs):
-        if ins[n] is not None:
-            rules.set_type(outs, 0, ins[n], "output")
-        elif ins[0] is not None:
-            rules.set_type(outs, 0, ins[0], "output")
-        return ins, outs
-    return rule
-
-
 _GATHER_DOC = """Copy blocks out of dense data (SBNet's sparse_gather).
 
     Block m = (n, i, j) is ``data[n, h0:h0+bh, w0:w0+bw]`` with
@@ -217,7 +199,7 @@ register(OpDef(
 register(OpDef(
     "_backward__contrib_sparse_gather", inputs=("ograd", "indices", "data_shape"),
     params=Params(**_geom_fields()), dispatch=(Dispatch((D, D, D), (D,), _gather_bwd_kernel),),
-    infer_shape=_like_input(2), infer_type=_type_like_input(2),
+    infer_shape=rules.shape_of_input(2), infer_type=rules.type_of_input((2, 0)),
     doc="Scatter-add of block gradients into zeros shaped like data."))
 
 
@@ -414,12 +396,12 @@ register(OpDef(
     "_backward__contrib_sparse_scatter_data", inputs=("ograd", "indices"),
     params=Params(**_geom_fields()),
     dispatch=(Dispatch((D, D), (D,), _scatter_data_kernel),),
-    infer_shape=_scatter_data_shape, infer_type=_type_like_input(0),
+    infer_shape=_scatter_data_shape, infer_type=rules.type_of_input(0),
     doc="Gradient of sparse_scatter(add=False) w.r.t. the blocks: each pixel's gradient "
         "to the block the forward kept there."))
 register(OpDef(
     "_backward__contrib_sparse_scatter_base", inputs=("ograd", "indices"),
     params=Params(**_geom_fields()),
     dispatch=(Dispatch((D, D), (D,), _scatter_base_kernel),),
-    infer_shape=_like_input(0), infer_type=_type_like_input(0),
+    infer_shape=rules.shape_of_input(0), infer_type=rules.type_of_input(0),
     doc="Gradient of sparse_scatter(add=False) w.r.t. base: ograd with covered pixels zeroed."))
