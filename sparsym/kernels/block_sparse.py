@@ -179,13 +179,33 @@ def reduce_mask(mask, bsize, bstride, boffset, bcount, tol, avgpool=False):
 # parallel=True is a one-word change where that contention does not exist.
 # Two loop orders: "cl" walks [.., h, w, c] views with c innermost (channel-last dense data),
 # "cf" walks [.., c, h, w] views with w innermost (channel-first dense data).
+@njit(cache=True, nogil=True)
+def clip_run(x0, k, w):
+    """(lo, hi): the offsets into the run ``x0 .. x0+k-1`` of its part inside ``0 .. w-1``
+    (``lo == hi`` when none is)."""
+    lo = min(max(-x0, 0), k)
+    return lo, max(min(w - x0, k), lo)
+
+
+@njit(cache=True)
+def _block_at(idx, m, sh, sw, oh, ow):
+    # (image, first input row, first input column) of block m
+    return idx[m, 0], oh + idx[m, 1] * sh, ow + idx[m, 2] * sw
+
+
+@njit(cache=True)
+def _unit(u, n_units, by_channel, n_blk, c):
+    # (first block, end block, first channel, end channel) of scatter work unit u
+    if by_channel:
+        return 0, n_blk, u * c // n_units, (u + 1) * c // n_units
+    return u, u + 1, 0, c
+
+
 @njit(cache=True)
 def _gather_cl(x, idx, out, bh, bw, sh, sw, oh, ow):
     h, w, c = x.shape[1], x.shape[2], x.shape[3]
     for m in prange(idx.shape[0]):
-        n = idx[m, 0]
-        h0 = oh + idx[m, 1] * sh
-        w0 = ow + idx[m, 2] * sw
+        n, h0, w0 = _block_at(idx, m, sh, sw, oh, ow)
         for y in range(bh):
             hh = h0 + y
             inside_h = 0 <= hh < h
@@ -203,11 +223,8 @@ def _gather_cl(x, idx, out, bh, bw, sh, sw, oh, ow):
 def _gather_cf(x, idx, out, bh, bw, sh, sw, oh, ow):
     c, h, w = x.shape[1], x.shape[2], x.shape[3]
     for m in prange(idx.shape[0]):
-        n = idx[m, 0]
-        h0 = oh + idx[m, 1] * sh
-        w0 = ow + idx[m, 2] * sw
-        lo = min(max(-w0, 0), bw)
-        hi = max(min(w - w0, bw), lo)
+        n, h0, w0 = _block_at(idx, m, sh, sw, oh, ow)
+        lo, hi = clip_run(w0, bw, w)
         for k in range(c):
             for y in range(bh):
                 hh = h0 + y
@@ -233,16 +250,9 @@ def _scatter_cl(blk, idx, y, bh, bw, sh, sw, oh, ow, mode, by_channel, n_units):
     h, w, c = y.shape[1], y.shape[2], y.shape[3]
     n_blk = idx.shape[0]
     for u in prange(n_units):
-        if by_channel:
-            m0, m1 = 0, n_blk
-            c0 = u * c // n_units
-            c1 = (u + 1) * c // n_units
-        else:
-            m0, m1, c0, c1 = u, u + 1, 0, c
+        m0, m1, c0, c1 = _unit(u, n_units, by_channel, n_blk, c)
         for m in range(m0, m1):
-            n = idx[m, 0]
-            h0 = oh + idx[m, 1] * sh
-            w0 = ow + idx[m, 2] * sw
+            n, h0, w0 = _block_at(idx, m, sh, sw, oh, ow)
             for yy in range(bh):
                 hh = h0 + yy
                 if hh < 0 or hh >= h:
@@ -267,18 +277,10 @@ def _scatter_cf(blk, idx, y, bh, bw, sh, sw, oh, ow, mode, by_channel, n_units):
     c, h, w = y.shape[1], y.shape[2], y.shape[3]
     n_blk = idx.shape[0]
     for u in prange(n_units):
-        if by_channel:
-            m0, m1 = 0, n_blk
-            c0 = u * c // n_units
-            c1 = (u + 1) * c // n_units
-        else:
-            m0, m1, c0, c1 = u, u + 1, 0, c
+        m0, m1, c0, c1 = _unit(u, n_units, by_channel, n_blk, c)
         for m in range(m0, m1):
-            n = idx[m, 0]
-            h0 = oh + idx[m, 1] * sh
-            w0 = ow + idx[m, 2] * sw
-            lo = min(max(-w0, 0), bw)
-            hi = max(min(w - w0, bw), lo)
+            n, h0, w0 = _block_at(idx, m, sh, sw, oh, ow)
+            lo, hi = clip_run(w0, bw, w)
             for k in range(c0, c1):
                 for yy in range(bh):
                     hh = h0 + yy

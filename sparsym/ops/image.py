@@ -168,7 +168,7 @@ _CROP = Checked(_crop_check, x=Field("int"), y=Field("int"), width=Field("int"),
 register(OpDef(
     "_backward_image_crop", inputs=("ograd", "data"), params=_CROP,
     dispatch=(Dispatch((D, "*"), (D,), _crop_bwd),),
-    infer_shape=lambda a, i, o: (i, [i[1]]), infer_type=lambda a, i, o: (i, [i[0]]),
+    infer_shape=rules.shape_of_input(1), infer_type=rules.type_of_input(0),
     doc="Gradient of crop: the output gradient placed in a zero image of the input's shape."))
 register(OpDef(
     "_image_crop", params=_CROP,

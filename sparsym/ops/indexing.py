@@ -375,16 +375,7 @@ def where_shape(attrs, ins, outs):
     c, x, y = ins
     if not rules.known(c):  # MXNet infers nothing until the condition's shape is known
         return ins, outs
-    cur = None
-    for i, s in ((1, x), (2, y)):
-        try:
-            cur = rules.merge_shape(cur, s)
-        except ValueError:
-            raise rules.Conflict("shape", i, "input", cur, s) from None
-    try:
-        cur = rules.merge_shape(cur, outs[0])
-    except ValueError:
-        raise rules.Conflict("shape", 0, "output", cur, outs[0]) from None
+    cur = rules.merged_shape(outs[:1], "output", rules.merged_shape((x, y), first=1))
     if cur is None:
         return ins, outs
     for i in (1, 2):

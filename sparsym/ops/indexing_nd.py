@@ -100,7 +100,7 @@ def _gather_bwd_like(a, xs):
 register(OpDef(
     "_backward_gather_nd_like", inputs=("ograd", "indices", "data"),
     dispatch=(Dispatch((D, D, "*"), (D,), _gather_bwd_like),),
-    infer_shape=lambda a, i, o: (i, [i[2]]), infer_type=rules.type_of_input(2),
+    infer_shape=rules.shape_of_input(2), infer_type=rules.type_of_input(2),
     doc="Gradient of gather_nd, shaped like data."))
 
 register(OpDef(
@@ -239,7 +239,7 @@ _MASK = Params(axis=Field("int", 0))
 register(OpDef(
     "_backward_contrib_boolean_mask", inputs=("ograd", "data", "index"), params=_MASK,
     dispatch=(Dispatch((D, D, D), (D,), _boolean_mask_bwd),),
-    infer_shape=lambda a, i, o: (i, [i[1]]), infer_type=rules.type_of_input(1),
+    infer_shape=rules.shape_of_input(1), infer_type=rules.type_of_input(1),
     doc="Gradient of boolean_mask: ograd back at the kept positions, zeros elsewhere."))
 register(OpDef(
     "_contrib_boolean_mask", inputs=("data", "index"), params=_MASK,

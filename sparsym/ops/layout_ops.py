@@ -229,7 +229,7 @@ register(OpDef(
     "_split_v2_backward", params=_SPLIT,
     inputs=lambda a: tuple(f"ograd{i}" for i in range(_n_split(a))) + ("data",),
     dispatch=(Dispatch((D, "..."), (D,), _split_v2_bwd),),
-    infer_shape=lambda a, i, o: (i, [i[-1]]), infer_type=lambda a, i, o: (i, [i[-1]]),
+    infer_shape=rules.shape_of_input(-1), infer_type=rules.type_of_input(-1),
     doc="Gradient of _split_v2: the output gradients joined along the axis."))
 register(OpDef(
     "_split_v2", params=_SPLIT, dispatch=(Dispatch((D,), (D,), _split_v2),),

@@ -105,7 +105,7 @@ register(OpDef(
     "_backward_im2col", inputs=("ograd", "data"), params=_IM2COL,
     dispatch=(Dispatch((D, "*"), (D,), lambda a, xs: (
         _col2im_raw(a, st.todense(xs[0]), tuple(xs[1].shape[2:])),)),),
-    infer_shape=lambda a, i, o: (i, [i[1]]), infer_type=lambda a, i, o: (i, [i[0]]),
+    infer_shape=rules.shape_of_input(1), infer_type=rules.type_of_input(0),
     doc="Gradient of im2col: col2im of the output gradient."))
 register(OpDef(
     "im2col", params=_IM2COL, dispatch=(Dispatch((D,), (D,), _im2col),),
@@ -195,7 +195,7 @@ _ADAPTIVE = Params(output_size=Field("shape", ()))
 register(OpDef(
     "_backward_contrib_AdaptiveAvgPooling2D", inputs=("ograd", "data"), params=_ADAPTIVE,
     dispatch=(Dispatch((D, "*"), (D,), _adaptive_bwd),),
-    infer_shape=lambda a, i, o: (i, [i[1]]), infer_type=lambda a, i, o: (i, [i[0]]),
+    infer_shape=rules.shape_of_input(1), infer_type=rules.type_of_input(0),
     doc="Gradient of AdaptiveAvgPooling2D: each cell's gradient spread over its window."))
 register(OpDef(
     "_contrib_AdaptiveAvgPooling2D", params=_ADAPTIVE,

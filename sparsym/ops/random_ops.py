@@ -128,12 +128,7 @@ _SAMPLE = Checked(lambda op, a: None,
 
 
 def _sample_shape(attrs, ins, outs):
-    cur = None
-    for i, s in enumerate(ins):
-        try:
-            cur = rules.merge_shape(cur, s)
-        except ValueError:
-            raise rules.Conflict("shape", i, "input", cur, s) from None
+    cur = rules.merged_shape(ins)
     if cur is not None:
         for i in range(len(ins)):
             rules.set_shape(ins, i, cur)

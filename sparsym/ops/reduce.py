@@ -239,8 +239,8 @@ def reduction(kind, fn, aliases=(), sparse=False):
     register(OpDef(
         bname, params=_RED, inputs=("ograd", "data", "out"),
         dispatch=(Dispatch(("*", "*", "*"), (D,), _red_bwd(kind)),),
-        infer_shape=lambda a, i, o: (i, [i[1]]),
-        infer_type=lambda a, i, o: (i, [i[1] if i[1] is not None else i[0]]),
+        infer_shape=rules.shape_of_input(1),
+        infer_type=rules.type_of_input((1, 0)),
         gradient=_linear_bwd_grad(kind) if kind in ("sum", "mean") else None))
 
 
@@ -361,8 +361,8 @@ register(OpDef(
 register(OpDef(
     "_backward_norm", params=_NORM, inputs=("ograd", "data", "out"),
     dispatch=(Dispatch(("*", "*", "*"), (D,), _norm_bwd),),
-    infer_shape=lambda a, i, o: (i, [i[1]]),
-    infer_type=lambda a, i, o: (i, [i[1] if i[1] is not None else i[0]])))
+    infer_shape=rules.shape_of_input(1),
+    infer_type=rules.type_of_input((1, 0))))
 
 
 # ----------------------------------------------------------------------------- argmax/argmin

@@ -59,15 +59,20 @@ def set_type(types, i, value, side="input"):
 
 
 # ----------------------------------------------------------------------------- shape rules
+def merged_shape(shapes, side="input", cur=None, first=0):
+    """The one shape that ``shapes`` (and ``cur``) share, None while all are unknown; a
+    disagreement raises Conflict naming entry ``first + i`` on ``side``."""
+    for i, s in enumerate(shapes):
+        try:
+            cur = merge_shape(cur, s)
+        except ValueError:
+            raise Conflict("shape", first + i, side, cur, s) from None
+    return cur
+
+
 def same_shape(attrs, ins, outs):
     """Every input and output has one shape (elementwise ops)."""
-    cur = None
-    for side, vals in (("input", ins), ("output", outs)):
-        for i, s in enumerate(vals):
-            try:
-                cur = merge_shape(cur, s)
-            except ValueError:
-                raise Conflict("shape", i, side, cur, s) from None
+    cur = merged_shape(outs, "output", merged_shape(ins))
     for i in range(len(ins)):
         ins[i] = cur
     for i in range(len(outs)):

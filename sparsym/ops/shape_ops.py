@@ -554,12 +554,7 @@ _STACK = Checked(_stack_check, axis=Field("int", 0), num_args=Field("int"))
 
 
 def stack_shape(attrs, ins, outs):
-    cur = None
-    for i, s in enumerate(ins):
-        try:
-            cur = rules.merge_shape(cur, s)
-        except ValueError:
-            raise _conflict(i, cur, s) from None
+    cur = rules.merged_shape(ins)
     if cur is None and outs[0] is not None:
         ax = norm_axis(attrs.axis, len(outs[0]), "stack")
         cur = tuple(outs[0][:ax]) + tuple(outs[0][ax + 1:])

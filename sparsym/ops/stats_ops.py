@@ -66,7 +66,7 @@ _CUMSUM = Params(axis=Field("int_or_none", None), dtype=Field("str_or_none", Non
 register(OpDef(
     "_backward_cumsum", inputs=("ograd", "data"), params=_CUMSUM,
     dispatch=(Dispatch((D, "*"), (D,), _cumsum_bwd),),
-    infer_shape=lambda a, i, o: (i, [i[1]]), infer_type=lambda a, i, o: (i, [i[1]]),
+    infer_shape=rules.shape_of_input(1), infer_type=rules.type_of_input(1),
     doc="Gradient of cumsum: the reversed cumulative sum of ograd."))
 register(OpDef(
     "cumsum", inputs=("a",), params=_CUMSUM, dispatch=(Dispatch((D,), (D,), _cumsum),),
@@ -199,7 +199,7 @@ _MOMENTS = Checked(_moments_check, axes=Field("shape_or_none", None),
 register(OpDef(
     "_backward_moments", inputs=("mean_grad", "var_grad", "data", "mean"), params=_MOMENTS,
     dispatch=(Dispatch((D, D, D, D), (D,), _moments_bwd),),
-    infer_shape=lambda a, i, o: (i, [i[2]]), infer_type=lambda a, i, o: (i, [i[2]]),
+    infer_shape=rules.shape_of_input(2), infer_type=rules.type_of_input(2),
     doc="Gradient of moments: (mean_grad + 2 var_grad (x - mean)) / n."))
 register(OpDef(
     "moments", params=_MOMENTS, dispatch=(Dispatch((D,), (D,), _moments),), num_outputs=2,
@@ -239,7 +239,7 @@ def _onehot(a, xs):
 
 register(OpDef(
     "_onehot_encode", inputs=("lhs", "rhs"), dispatch=(Dispatch((D, D), (D,), _onehot),),
-    infer_shape=lambda a, i, o: (i, [i[1]]), infer_type=lambda a, i, o: (i, [i[1]]),
+    infer_shape=rules.shape_of_input(1), infer_type=rules.type_of_input(1),
     gradient=lambda n, og: [None, None],
     doc="""One-hot rows: ``out[i, lhs[i]] = 1`` in an array shaped like ``rhs`` (MXNet's
     legacy onehot_encode; use one_hot).

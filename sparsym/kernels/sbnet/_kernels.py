@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..block_sparse import clip_run
+
 # --------------------------------------------------------------------------- masks
 
 
@@ -46,6 +48,20 @@ def active_tiles(mo, boh, bow, flags):
                 if hit:
                     cnt += 1
     return cnt
+
+
+@njit(cache=True, nogil=True)
+def tile_at(idx, t, t0, boh, bow):
+    """(image, first output row, first output column, first GEMM row) of tile ``t`` in a
+    chunk of tiles starting at ``t0``."""
+    return idx[t, 0], idx[t, 1] * boh, idx[t, 2] * bow, (t - t0) * boh * bow
+
+
+@njit(cache=True, nogil=True)
+def live(mo, n, oy, ox):
+    """True for a real output pixel (inside the output, not past a border tile's edge) whose
+    mask is set."""
+    return oy < mo.shape[1] and ox < mo.shape[2] and mo[n, oy, ox] != 0
 
 
 @njit(cache=True, nogil=True)
@@ -90,17 +106,13 @@ def im2col_cl(x, idx, t0, t1, cols, boh, bow, kh, kw, sh, sw, ph, pw):
     xf = x.reshape(-1)
     cf = cols.reshape(-1)
     for t in range(t0, t1):
-        n = idx[t, 0]
-        oy0 = idx[t, 1] * boh
-        ox0 = idx[t, 2] * bow
-        rb = (t - t0) * boh * bow
+        n, oy0, ox0, rb = tile_at(idx, t, t0, boh, bow)
         for a in range(boh):
             iy0 = (oy0 + a) * sh - ph
             for b in range(bow):
                 r = rb + a * bow + b
                 ix0 = (ox0 + b) * sw - pw
-                jlo = min(max(-ix0, 0), kw)
-                jhi = max(min(w - ix0, kw), jlo)
+                jlo, jhi = clip_run(ix0, kw, w)
                 lo = np.uint64(jlo * c)
                 hi = np.uint64(jhi * c)
                 for i in range(kh):
@@ -130,17 +142,13 @@ def col2im_add_cl(dcols, idx, t0, t1, dx, boh, bow, kh, kw, sh, sw, ph, pw, oh, 
     df = dcols.reshape(-1)
     xf = dx.reshape(-1)
     for t in range(t0, t1):
-        n = idx[t, 0]
-        oy0 = idx[t, 1] * boh
-        ox0 = idx[t, 2] * bow
-        rb = (t - t0) * boh * bow
+        n, oy0, ox0, rb = tile_at(idx, t, t0, boh, bow)
         for a in range(min(boh, oh - oy0)):
             iy0 = (oy0 + a) * sh - ph
             for b in range(min(bow, ow - ox0)):
                 r = rb + a * bow + b
                 ix0 = (ox0 + b) * sw - pw
-                jlo = min(max(-ix0, 0), kw)
-                jhi = max(min(w - ix0, kw), jlo)
+                jlo, jhi = clip_run(ix0, kw, w)
                 lo = np.uint64(jlo * c)
                 hi = np.uint64(jhi * c)
                 for i in range(kh):
@@ -159,10 +167,7 @@ def scatter_out_cl(out, idx, t0, t1, y, boh, bow, bias, mo, add):
     n_img, oh, ow, f = y.shape
     use_bias = bias.shape[0] > 0
     for t in range(t0, t1):
-        n = idx[t, 0]
-        oy0 = idx[t, 1] * boh
-        ox0 = idx[t, 2] * bow
-        rb = (t - t0) * boh * bow
+        n, oy0, ox0, rb = tile_at(idx, t, t0, boh, bow)
         for a in range(min(boh, oh - oy0)):
             for b in range(min(bow, ow - ox0)):
                 if not mo[n, oy0 + a, ox0 + b]:
@@ -181,17 +186,14 @@ def scatter_out_cl(out, idx, t0, t1, y, boh, bow, bias, mo, add):
 @njit(cache=True, nogil=True)
 def gather_out_cl(dy, idx, t0, t1, g, boh, bow, mo):
     """g[r,:] = dy[n,oy,ox,:] where mo != 0, else 0 (also past the output edge)."""
-    n_img, oh, ow, f = dy.shape
+    f = dy.shape[3]
     for t in range(t0, t1):
-        n = idx[t, 0]
-        oy0 = idx[t, 1] * boh
-        ox0 = idx[t, 2] * bow
-        rb = (t - t0) * boh * bow
+        n, oy0, ox0, rb = tile_at(idx, t, t0, boh, bow)
         for a in range(boh):
             for b in range(bow):
                 r = rb + a * bow + b
                 oy, ox = oy0 + a, ox0 + b
-                if oy < oh and ox < ow and mo[n, oy, ox]:
+                if live(mo, n, oy, ox):
                     for k in range(f):
                         g[r, k] = dy[n, oy, ox, k]
                 else:
@@ -205,12 +207,8 @@ def scatter_out_cf(out, idx, t0, t1, y, boh, bow, bias, mo, add):
     """y[n,f,oy,ox] (=|+=) out[f,r] + bias[f] for real outputs with mo != 0."""
     n_img, f, oh, ow = y.shape
     use_bias = bias.shape[0] > 0
-    tile = boh * bow
     for t in range(t0, t1):
-        n = idx[t, 0]
-        oy0 = idx[t, 1] * boh
-        ox0 = idx[t, 2] * bow
-        rb = (t - t0) * tile
+        n, oy0, ox0, rb = tile_at(idx, t, t0, boh, bow)
         na = min(boh, oh - oy0)
         nb = min(bow, ow - ox0)
         for k in range(f):
@@ -228,21 +226,16 @@ def scatter_out_cf(out, idx, t0, t1, y, boh, bow, bias, mo, add):
 @njit(cache=True, nogil=True)
 def gather_out_cf(dy, idx, t0, t1, g, boh, bow, mo):
     """g[f,r] = dy[n,f,oy,ox] where mo != 0, else 0."""
-    n_img, f, oh, ow = dy.shape
-    tile = boh * bow
+    f = dy.shape[1]
     for t in range(t0, t1):
-        n = idx[t, 0]
-        oy0 = idx[t, 1] * boh
-        ox0 = idx[t, 2] * bow
-        rb = (t - t0) * tile
+        n, oy0, ox0, rb = tile_at(idx, t, t0, boh, bow)
         for k in range(f):
             for a in range(boh):
                 rr = rb + a * bow
                 oy = oy0 + a
                 for b in range(bow):
-                    ox = ox0 + b
-                    if oy < oh and ox < ow and mo[n, oy, ox]:
-                        g[k, rr + b] = dy[n, k, oy, ox]
+                    if live(mo, n, oy, ox0 + b):
+                        g[k, rr + b] = dy[n, k, oy, ox0 + b]
                     else:
                         g[k, rr + b] = 0
 

@@ -136,4 +136,4 @@ register(OpDef(
 register(OpDef(
     "_backward_CTCLoss", params=_CTC, inputs=("ograd", "grad"),
     dispatch=(Dispatch((D, D), (D,), _bwd),),
-    infer_shape=lambda a, i, o: (i, [i[1]]), infer_type=lambda a, i, o: (i, [i[1]])))
+    infer_shape=rules.shape_of_input(1), infer_type=rules.type_of_input(1)))
