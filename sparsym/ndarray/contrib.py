@@ -93,3 +93,21 @@ def rand_zipfian(true_classes, num_sampled, range_max, ctx=None):
 
 
 from .control_flow import cond, foreach, while_loop  # noqa: E402,F401
+
+
+def _rescale(value, like):
+    """``rescale_grad`` as the one-element array the update operators take (MXNet's)."""
+    from . import full
+    from .ndarray import NDArray
+    if isinstance(value, NDArray):
+        return value.as_in_context(like.context)
+    return full(shape=(1,), val=value, ctx=like.context)
+
+
+def _add_update_wrappers():
+    from .. import _contrib_optim
+    from .. import ndarray as _nd
+    globals().update(_contrib_optim.wrappers(_nd, _rescale))
+
+
+_add_update_wrappers()

@@ -41,3 +41,21 @@ def rand_zipfian(true_classes, num_sampled, range_max):
 
 
 from .control_flow import cond, foreach, while_loop  # noqa: E402,F401
+
+
+def _rescale(value, like):
+    """``rescale_grad`` as a one-element symbol when given as a number (MXNet's)."""
+    from .symbol import Symbol
+    if isinstance(value, Symbol):
+        return value
+    from .. import symbol as sym
+    return sym.full(shape=(1,), val=value)
+
+
+def _add_update_wrappers():
+    from .. import _contrib_optim
+    from .. import symbol as _sym
+    globals().update(_contrib_optim.wrappers(_sym, _rescale))
+
+
+_add_update_wrappers()
