@@ -296,7 +296,7 @@ class ImageRecordDataset(dataset.RecordFileDataset):
 
     def __getitem__(self, idx):
         from .... import image
-        header, img = recordio.unpack(self._record.read_idx(self._record.keys[idx]))
+        header, img = recordio.unpack(super().__getitem__(idx))
         data = image.imdecode(img, self._flag)
         if self._transform is not None:
             return self._transform(data, header.label)
