@@ -179,9 +179,6 @@ class Initializer:
                          "(0.0). Please use mx.sym.Variable(init=mx.init.*) to set initialization "
                          "pattern")
 
-    def __repr__(self):
-        return f"{type(self).__name__}({self._kwargs})"
-
 
 @register
 class Zero(Initializer):

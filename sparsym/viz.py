@@ -124,7 +124,11 @@ def _node_label(node):
 # ---------------------------------------------------------------------- plot_network
 def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None, node_attrs=None,
                  hide_weights=True, stype=None, executor=None, legend=True):
-    """Draw ``symbol`` as a graphviz graph coloured by storage type.
+    """Draw ``symbol`` as a graphviz graph, coloured by storage type when anything is sparse.
+
+    A graph whose every entry is dense (and no ``stype`` or ``executor`` given) is drawn as
+    MXNet 1.x draws it: nodes named after the symbol's nodes and filled by op kind, edges
+    from each operator back to its inputs, labelled with shapes (and dtypes). Otherwise:
 
     Every node is filled with the colour of its output storage type (``STYPE_COLORS``:
     grey ``default``, orange ``csr``, blue ``row_sparse``). Operators that run through the
@@ -185,6 +189,10 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
     if not isinstance(symbol, Symbol):
         raise TypeError(f"plot_network: symbol must be a Symbol, got {type(symbol).__name__}")
     ann = _annotate(symbol, shape, dtype, stype, executor)
+    if stype is None and executor is None and all(st in (None, "default") for st in ann.stypes):
+        # nothing sparse to show: MXNet's own drawing, so dense scripts see what MXNet draws
+        return _plot_mxnet_layout(Digraph, symbol, title, save_format, shape, dtype,
+                                  node_attrs, hide_weights)
     g = ann.graph
     dot = Digraph(name=title, format=save_format)
     dot.attr(rankdir="BT")
@@ -233,6 +241,101 @@ def plot_network(symbol, title="plot", save_format="pdf", shape=None, dtype=None
             lg.node("legend_fallback", label="fallback", shape="box", style="filled,bold",
                     fillcolor="#ffffff", color=FALLBACK_COLOR, penwidth="3",
                     fontname="Helvetica")
+    return dot
+
+
+# MXNet's node fill colours, by op kind (plot_network of MXNet 1.x)
+_MX_COLORS = ("#8dd3c7", "#fb8072", "#ffffb3", "#bebada", "#80b1d3", "#fdb462", "#b3de69",
+              "#fccde5")
+
+
+def _mx_label_and_color(node):
+    """MXNet's label and fill colour of one JSON node."""
+    op, attrs = node["op"], node.get("attrs", {})
+
+    def dims(key, default):
+        return "x".join(str(d) for d in _attr_tuple(attrs[key])) if key in attrs else default
+
+    if op == "null":
+        return node["name"], _MX_COLORS[0]
+    if op == "Convolution":
+        return (f"Convolution\n{dims('kernel', '')}/{dims('stride', '1')}, "
+                f"{attrs['num_filter']}"), _MX_COLORS[1]
+    if op == "FullyConnected":
+        return f"FullyConnected\n{attrs['num_hidden']}", _MX_COLORS[1]
+    if op == "BatchNorm":
+        return node["name"], _MX_COLORS[3]
+    if op == "Activation":
+        return f"Activation\n{attrs['act_type']}", _MX_COLORS[2]
+    if op == "LeakyReLU":
+        return f"LeakyReLU\n{attrs.get('act_type', 'Leaky')}", _MX_COLORS[2]
+    if op == "Pooling":
+        return (f"Pooling\n{attrs['pool_type']}, {dims('kernel', '[]')}/"
+                f"{dims('stride', '1')}"), _MX_COLORS[4]
+    if op in ("Concat", "Flatten", "Reshape"):
+        return node["name"], _MX_COLORS[5]
+    if op == "Softmax":
+        return node["name"], _MX_COLORS[6]
+    return (attrs["op_type"] if op == "Custom" else node["name"]), _MX_COLORS[7]
+
+
+def _attr_tuple(text):
+    return tuple(int(d) for d in text.strip("()[] ").replace(" ", "").split(",") if d)
+
+
+def _plot_mxnet_layout(Digraph, symbol, title, save_format, shape, dtype, node_attrs,
+                       hide_weights):
+    """The graph as MXNet 1.x's plot_network draws it: nodes named after the symbol's
+    nodes, coloured by op kind, edges from each op back to its inputs labelled with the
+    input's shape without the batch axis (and dtype when ``dtype`` is given)."""
+    import json
+    internals = symbol.get_internals()
+    shape_of = type_of = None
+    if shape is not None:
+        _, out_shapes, _ = internals.infer_shape(**shape)
+        if out_shapes is None:
+            raise ValueError("Input shape is incomplete")
+        shape_of = dict(zip(internals.list_outputs(), out_shapes))
+    if dtype is not None:
+        _, out_types, _ = internals.infer_type(**dtype)
+        if out_types is None:
+            raise ValueError("Input type is incomplete")
+        type_of = dict(zip(internals.list_outputs(), out_types))
+    nodes = json.loads(symbol.tojson())["nodes"]
+    attrs = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034",
+             "style": "filled"}
+    attrs.update(node_attrs or {})
+    dot = Digraph(name=title, format=save_format)
+    hidden = set()
+    for node in nodes:
+        if node["op"] == "null" and node["name"].endswith(_PARAM_SUFFIXES):
+            # MXNet never draws parameter nodes; with hide_weights their edges go too
+            if hide_weights:
+                hidden.add(node["name"])
+            continue
+        label, color = _mx_label_and_color(node)
+        node_attr = dict(attrs, fillcolor=color)
+        if node["op"] == "null":
+            node_attr["shape"] = "oval"
+        dot.node(name=node["name"], label=label, **node_attr)
+    for node in nodes:
+        if node["op"] == "null":
+            continue
+        for item in node["inputs"]:
+            src = nodes[item[0]]
+            if src["name"] in hidden:
+                continue
+            key = src["name"]
+            if src["op"] != "null":
+                n_out = int(src.get("attrs", {}).get("num_outputs", 1))
+                key += "_output" + (str(n_out - 1) if "num_outputs" in src.get("attrs", {})
+                                    else "")
+            edge = {"dir": "back", "arrowtail": "open", "label": ""}
+            if shape_of is not None:
+                edge["label"] = "x".join(str(d) for d in shape_of[key][1:])
+            if type_of is not None:
+                edge["label"] += f"({type_of[key].__name__})"
+            dot.edge(tail_name=node["name"], head_name=src["name"], **edge)
     return dot
 
 

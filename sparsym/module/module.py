@@ -210,6 +210,12 @@ class Module(_StoredIO, BaseModule):
         if sorted(names) != sorted(self._data_names):
             raise ValueError(f"Data provided by data_shapes don't match names specified by "
                              f"data_names ({names} vs. {self._data_names})")
+        given = [d.name for d in self._label_shapes or []]
+        if sorted(given) != sorted(self._label_names):
+            # MXNet only warns here (binding for prediction without labels is common)
+            warnings.warn(f"Data provided by label_shapes don't match names specified by "
+                          f"label_names ({self._label_shapes or []} vs. {self._label_names})",
+                          stacklevel=2)
         shared_group = None
         if shared_module is not None:
             if not (shared_module.binded and shared_module.params_initialized):

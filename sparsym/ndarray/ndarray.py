@@ -385,8 +385,10 @@ class NDArray:
                                            k is not Ellipsis]) > self.ndim:
             raise IndexError(f"too many indices ({len(key)}) for an array of {self.ndim} dims")
         out = self._raw[key]
-        if not isinstance(out, np.ndarray):
-            out = np.asarray(out).reshape(())
+        if not isinstance(out, np.ndarray) or out.ndim == 0:
+            # MXNet's legacy shapes have no 0-d arrays: indexing every axis by an integer
+            # gives shape (1,); under np_shape it is a 0-d array
+            out = np.asarray(out).reshape(() if np_shape_active() else (1,))
         return wrap(out, self._ctx)
 
     # ------------------------------------------------------------------ shape methods

@@ -268,3 +268,12 @@ def test_norm_layer_reprs_match_mxnet():
     ln.initialize()
     ln(mx.nd.ones((2, 3)))
     assert repr(ln).endswith("in_channels=3)")
+
+
+def test_rnn_cell_and_batchnorm_reprs_match_mxnet():
+    # MXNet shows the i2h weight's rows (gates * hidden) and BatchNorm's unknown width as None
+    assert repr(gluon.rnn.LSTMCell(4)) == "LSTMCell(None -> 16)"
+    assert repr(gluon.rnn.GRUCell(3, input_size=2)) == "GRUCell(2 -> 9)"
+    assert repr(gluon.rnn.RNNCell(3)) == "RNNCell(None -> 3, tanh)"
+    assert repr(nn.BatchNorm(center=False)).endswith("in_channels=None)")
+    assert repr(mx.init.Xavier()).startswith("<sparsym.initializer.Xavier object at")

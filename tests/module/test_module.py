@@ -334,3 +334,12 @@ def test_score_uses_a_user_metrics_get_name_value():
     mod.bind(it.provide_data, it.provide_label)
     mod.init_params()
     assert mod.score(it, TwoTask()) == [("two-task0", 0.25), ("two-task1", 0.75)]
+
+
+def test_bind_warns_when_label_shapes_do_not_match_label_names():
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2),
+                               name="softmax")
+    mod = mx.mod.Module(net)
+    with pytest.warns(UserWarning, match=r"label_shapes don't match names specified by "
+                                         r"label_names \(\[\] vs. \['softmax_label'\]\)"):
+        mod.bind(data_shapes=[("data", (2, 3))], for_training=False)

@@ -183,3 +183,17 @@ def test_load_refuses_the_other_shape_semantics(tmp_path):
         mx.nd.load(f)
     mx.nd.save(f, [mx.nd.array(2.0).reshape(())])    # 0-d outside np_shape: sparsym's extension
     assert mx.nd.load(f)[0].shape == ()
+
+
+def test_integer_indexing_of_every_axis_gives_shape_1_outside_np_shape():
+    # MXNet's legacy shapes have no 0-d arrays: x[1, 2] is [6.] (shape (1,)), recorded or not
+    x = mx.nd.arange(12).reshape((3, 4))
+    for got in (x[1, 2], x[1][2], x[-1, -1], mx.nd.arange(3)[1]):
+        assert got.shape == (1,)
+    assert x[1, 2].asscalar() == 6.0 and x[1, 2:3].shape == (1,)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x[1, 2]
+    assert y.shape == (1,)
+    with mx.util.np_shape(True):
+        assert x[1, 2].shape == ()

@@ -2,6 +2,7 @@
 import re
 import shutil
 
+import numpy as np
 import pytest
 
 import sparsym as mx
@@ -73,8 +74,9 @@ def test_hide_weights_false_and_no_legend():
 def test_stype_dict_overrides_variables():
     x, w = mx.sym.Variable("x"), mx.sym.Variable("w")
     net = mx.sym.dot(x, w, transpose_a=True, name="d")
-    plain = _nodes(mx.viz.plot_network(net))
-    assert _fill(plain["d"]) == mx.viz.STYPE_COLORS["default"]
+    plain = mx.viz.plot_network(net)
+    # all dense and no stype given: MXNet's own drawing (node "d" in MXNet's "other" colour)
+    assert '\td [label=d fillcolor="#fccde5"' in plain.source
     sparse = _nodes(mx.viz.plot_network(net, stype={"x": "csr"}))
     # MXNet: dot(csr.T, dense) -> row_sparse
     assert _fill(sparse["d"]) == mx.viz.STYPE_COLORS["row_sparse"]
@@ -194,3 +196,23 @@ def test_bound_module_as_executor():
     assert _fill(nodes["w"]) == mx.viz.STYPE_COLORS["row_sparse"]
     with pytest.raises(TypeError, match="bound Executor or Module"):
         mx.viz.plot_network(net, executor=object())
+
+
+def test_dense_graph_is_drawn_as_mxnet_draws_it():
+    data = mx.sym.Variable("data")
+    conv = mx.sym.Convolution(data, kernel=(3, 3), num_filter=4, name="conv")
+    act = mx.sym.Activation(conv, act_type="relu", name="relu")
+    pool = mx.sym.Pooling(act, kernel=(2, 2), pool_type="max", stride=(2, 2), name="pool")
+    fc = mx.sym.FullyConnected(mx.sym.flatten(pool, name="flat"), num_hidden=3, name="fc")
+    out = mx.sym.SoftmaxOutput(fc, name="softmax")
+    src = mx.viz.plot_network(out, shape={"data": (1, 3, 8, 8)}).source
+    # MXNet 1.9.1's lines for this network (nodes by name, edges from op back to input)
+    assert '\tconv [label="Convolution\n3x3/1, 4" fillcolor="#fb8072" fixedsize=true ' \
+           'height=0.8034 shape=box style=filled width=1.3]' in src
+    assert 'pool [label="Pooling\nmax, 2x2/2x2" fillcolor="#80b1d3"' in src
+    assert '\tconv -> data [label="3x8x8" arrowtail=open dir=back]' in src
+    assert '\tfc -> flat [label=36 arrowtail=open dir=back]' in src
+    assert "conv_weight" not in src and "legend" not in src
+    typed = mx.viz.plot_network(out, shape={"data": (1, 3, 8, 8)},
+                                dtype={"data": np.float32}).source
+    assert 'relu -> conv [label="4x6x6(float32)"' in typed

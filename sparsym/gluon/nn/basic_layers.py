@@ -216,10 +216,11 @@ class BatchNorm(HybridBlock):
                            **self._kwargs)
 
     def __repr__(self):
-        # MXNet shows in_channels=0 until the first forward infers it
+        # MXNet's BatchNorm shows in_channels=None until the first forward infers it
+        in_channels = self.gamma.shape[0]
         content = ", ".join(f"{k}={v!r}" for k, v in self._kwargs.items())
-        return f"{self.__class__.__name__}({content}, in_channels={self.gamma.shape[0]})"
-
+        return (f"{self.__class__.__name__}({content}, "
+                f"in_channels={in_channels if in_channels else None})")
 
 
 class BatchNormReLU(BatchNorm):

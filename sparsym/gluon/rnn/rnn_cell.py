@@ -215,7 +215,8 @@ class _GatedCell(HybridRecurrentCell):
 
     def __repr__(self):
         shape = self.i2h_weight.shape
-        mapping = f"{shape[1] if shape[1] else None} -> {shape[0] // self._gates}"
+        # MXNet shows the i2h weight's rows: gates * hidden units
+        mapping = f"{shape[1] if shape[1] else None} -> {shape[0]}"
         act = f", {self._activation}" if hasattr(self, "_activation") and self._gates == 1 \
             else ""
         return f"{self.__class__.__name__}({mapping}{act})"
