@@ -102,7 +102,9 @@ class Optimizer:
                 print("learning rate from ``lr_scheduler`` has been overwritten by "
                       "``learning_rate`` in optimizer.")
                 lr_scheduler.base_lr = learning_rate
-            self.lr = lr_scheduler.base_lr
+            # any callable of the update count serves (MXNet's custom-schedule tutorial
+            # passes plain classes without base_lr)
+            self.lr = getattr(lr_scheduler, "base_lr", self.lr)
         self.wd = wd
         self.lr_mult: dict = {}
         self.wd_mult: dict = {}

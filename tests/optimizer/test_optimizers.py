@@ -311,3 +311,22 @@ def test_learning_rate_overriding_scheduler_notice_on_stdout(capsys):
     assert opt.lr_scheduler.base_lr == 0.1
     with pytest.raises(UserWarning, match="LRScheduler of the optimizer has already"):
         opt.set_learning_rate(0.5)
+
+
+def test_plain_callable_as_lr_scheduler():
+    # MXNet's custom-schedule tutorial passes a plain class (no base_lr) to the Trainer
+    class Halving:
+        def __call__(self, num_update):
+            return 1.0 / 2 ** num_update
+
+    net = mx.gluon.nn.Dense(1, in_units=1, use_bias=False)
+    net.initialize(mx.init.One())
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"lr_scheduler": Halving()})
+    for _ in range(2):
+        with mx.autograd.record():
+            loss = net(mx.nd.ones((1, 1))).sum()
+        loss.backward()
+        trainer.step(1)
+    # steps at update counts 1 and 2: w = 1 - 0.5 - 0.25
+    assert net.weight.data().asscalar() == pytest.approx(0.25)
+    assert trainer.learning_rate == pytest.approx(0.25)
