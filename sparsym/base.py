@@ -82,6 +82,20 @@ class IndexOutOfRange(MXNetError, IndexError):
     """An index outside its axis (gather_nd, scatter_nd: MXNet raises IndexError)."""
 
 
+class MissingFileError(MXNetError, FileNotFoundError):
+    """A file to load does not exist (MXNet raises MXNetError; scripts catch either)."""
+
+
+def open_for_load(fname, mode="rb", **kwargs):
+    """``open(fname, mode)`` for a loader: a missing file is a MissingFileError naming it."""
+    import os
+    try:
+        return open(os.fspath(fname), mode, **kwargs)
+    except FileNotFoundError as err:
+        raise MissingFileError(err.errno, err.strerror,
+                               err.filename) from None
+
+
 def normalize_axis(axis, ndim, where):
     """``axis`` in [0, ndim) (negative counts from the end; None stays None), else ShapeError."""
     if axis is None:

@@ -140,7 +140,12 @@ class Initializer:
 
     @staticmethod
     def _fill(arr, fn, name):
-        buf = np.zeros(arr.shape, dtype=np.dtype(arr.dtype))
+        if not getattr(fn, "__module__", __name__).startswith("sparsym."):
+            # a user's initializer method works on NDArrays, as in MXNet (nd ops, out=arr)
+            from .ndarray.ndarray import array
+            buf = array(np.zeros(arr.shape, dtype=np.dtype(arr.dtype)))
+        else:
+            buf = np.zeros(arr.shape, dtype=np.dtype(arr.dtype))
         fn(name, buf)
         arr[:] = buf  # casts to the array's storage type (row_sparse keeps non-zero rows)
 

@@ -200,3 +200,27 @@ def test_upsampling_name_means_bilinear_only_in_the_legacy_call():
     w = mx.nd.zeros((2, 2))
     mx.init.Uniform(0.1)(mx.init.InitDesc("upsampling_weight"), w)  # an InitDesc: a weight
     assert np.abs(w.asnumpy()).max() <= 0.1 and w.asnumpy().any()
+
+
+def test_user_initializer_method_gets_an_ndarray():
+    # MXNet hands a custom _init_weight an NDArray: nd ops with out=arr must work
+    @mx.init.register
+    class _TcUniformFive(mx.init.Initializer):
+        def _init_weight(self, _, arr):
+            assert isinstance(arr, mx.nd.NDArray)
+            mx.nd.random.uniform(low=5, high=10, out=arr)
+
+    net = mx.gluon.nn.Dense(3, in_units=2)
+    net.initialize(_TcUniformFive())
+    w = net.weight.data().asnumpy()
+    assert w.shape == (3, 2) and (w >= 5).all() and (w <= 10).all()
+    assert (net.bias.data().asnumpy() == 0).all()
+
+
+def test_loading_a_missing_file_is_an_mxnet_error(tmp_path):
+    missing = str(tmp_path / "none.params")
+    for load in (lambda: mx.nd.load(missing), lambda: mx.sym.load(missing),
+                 lambda: mx.gluon.nn.Dense(2).load_parameters(missing)):
+        with pytest.raises(mx.MXNetError, match="No such file") as err:
+            load()
+        assert isinstance(err.value, FileNotFoundError)

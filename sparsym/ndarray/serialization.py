@@ -36,7 +36,7 @@ import struct
 
 import numpy as np
 
-from ..base import DTypeError, FormatError, ShapeError, StorageError
+from ..base import DTypeError, FormatError, ShapeError, StorageError, open_for_load
 from ..storage import CSR, IDX, RSP, check_csr, check_rsp
 from ..utils import atomic_write
 
@@ -446,5 +446,5 @@ def load_raw(fname_or_bytes, np_shape=None):
         size = src.seek(0, os.SEEK_END) - start
         src.seek(start)
         return _load_stream(src, size, np_shape)
-    with open(os.fspath(src), "rb") as f:
+    with open_for_load(src) as f:
         return _load_stream(f, os.fstat(f.fileno()).st_size, np_shape)

@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError, ShapeError
+from ..base import MXNetError, ShapeError, open_for_load
 from ..storage import STYPE_ID, check_stype
 from ..util import is_np_shape
 from .arith import NotImplementedForSymbol, SymbolOps
@@ -649,6 +649,6 @@ def load_json(json_str):
 
 def load(fname):
     """Load a symbol JSON file (``prefix-symbol.json``)."""
-    with open(fname, encoding="utf-8") as f:
+    with open_for_load(fname, "r", encoding="utf-8") as f:
         return load_json(f.read())
 
