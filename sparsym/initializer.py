@@ -222,6 +222,14 @@ class Constant(Initializer):
 
     _init_default = _init_weight
 
+    def dumps(self):
+        """JSON ``["constant", {"value": ...}]``; an array value is stored as nested lists
+        (MXNet's custom-layer tutorial initializes with ``Constant(ndarray.asnumpy())``)."""
+        value = self._kwargs["value"]
+        if not np.isscalar(value):
+            value = (value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)).tolist()
+        return json.dumps([type(self).__name__.lower(), dict(self._kwargs, value=value)])
+
 
 @register
 class Uniform(Initializer):

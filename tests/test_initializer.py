@@ -224,3 +224,15 @@ def test_loading_a_missing_file_is_an_mxnet_error(tmp_path):
         with pytest.raises(mx.MXNetError, match="No such file") as err:
             load()
         assert isinstance(err.value, FileNotFoundError)
+
+
+def test_constant_with_an_array_value_serializes():
+    scales = mx.nd.array([2.0, 3.0])
+    init = mx.init.Constant(scales.asnumpy())
+    assert json.loads(init.dumps()) == ["constant", {"value": [2.0, 3.0]}]
+    w = mx.sym.Variable("w", shape=(2,), init=mx.init.Constant(scales))
+    mod = mx.mod.Module(mx.sym.MakeLoss(mx.sym.sum(w * mx.sym.Variable("data"))),
+                        label_names=None)
+    mod.bind(data_shapes=[("data", (2,))])
+    mod.init_params()
+    np.testing.assert_allclose(mod.get_params()[0]["w"].asnumpy(), [2.0, 3.0])
