@@ -82,6 +82,11 @@ class IndexOutOfRange(MXNetError, IndexError):
     """An index outside its axis (gather_nd, scatter_nd: MXNet raises IndexError)."""
 
 
+class UnsupportedFeatureError(MXNetError, NotImplementedError, AttributeError):
+    """An MXNet name sparsym does not implement; also an AttributeError, so ``hasattr()``
+    feature checks in user scripts answer False instead of raising."""
+
+
 class MissingFileError(MXNetError, FileNotFoundError):
     """A file to load does not exist (MXNet raises MXNetError; scripts catch either)."""
 

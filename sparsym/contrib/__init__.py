@@ -14,7 +14,9 @@ _ALIASES = {"amp": "sparsym.contrib.amp", "autograd": "sparsym.contrib.autograd"
             "io": "sparsym.contrib.io", "svrg_optimization": "sparsym.contrib.svrg_optimization",
             "tensorboard": "sparsym.contrib.tensorboard", "text": "sparsym.contrib.text",
             "ndarray": "sparsym.ndarray.contrib", "nd": "sparsym.ndarray.contrib",
-            "symbol": "sparsym.symbol.contrib", "sym": "sparsym.symbol.contrib"}
+            "symbol": "sparsym.symbol.contrib", "sym": "sparsym.symbol.contrib",
+            # importable, every name raises NotImplementedError saying so
+            "onnx": "sparsym.contrib.onnx", "quantization": "sparsym.contrib.quantization"}
 
 
 def __getattr__(name):

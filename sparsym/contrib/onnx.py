@@ -1,0 +1,15 @@
+"""mx.contrib.onnx: MXNet's ONNX import/export, which sparsym does not implement.
+
+Importing works (scripts that only import it run); using any name raises a clear error
+(UnsupportedFeatureError: a NotImplementedError, and an AttributeError for hasattr).
+"""
+from ..base import UnsupportedFeatureError
+
+
+def __getattr__(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise UnsupportedFeatureError(f"mx.contrib.onnx.{name}: ONNX import/export is not "
+                                  "implemented in sparsym; save models with "
+                                  "Module.save_checkpoint or HybridBlock.export (MXNet's "
+                                  "JSON + params formats)")
