@@ -113,7 +113,9 @@ class Module(_StoredIO, BaseModule):
         self.save_params(param_name)
         logging.getLogger("sparsym").info('Saved checkpoint to "%s"', param_name)
         if save_optimizer_states:
-            self.save_optimizer_states("%s-%04d.states" % (prefix, epoch))
+            state_name = "%s-%04d.states" % (prefix, epoch)
+            self.save_optimizer_states(state_name)
+            logging.getLogger("sparsym").info('Saved optimizer state to "%s"', state_name)
 
     # ------------------------------------------------------------------ properties
     @property

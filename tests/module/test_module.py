@@ -343,3 +343,16 @@ def test_bind_warns_when_label_shapes_do_not_match_label_names():
     with pytest.warns(UserWarning, match=r"label_shapes don't match names specified by "
                                          r"label_names \(\[\] vs. \['softmax_label'\]\)"):
         mod.bind(data_shapes=[("data", (2, 3))], for_training=False)
+
+
+def test_save_checkpoint_logs_params_and_optimizer_state(tmp_path, caplog):
+    mod = mx.mod.Module(mx.sym.SoftmaxOutput(mx.sym.FullyConnected(
+        mx.sym.Variable("data"), num_hidden=2), name="softmax"))
+    mod.bind(data_shapes=[("data", (2, 3))], label_shapes=[("softmax_label", (2,))])
+    mod.init_params()
+    mod.init_optimizer()
+    prefix = str(tmp_path / "m")
+    with caplog.at_level(logging.INFO):
+        mod.save_checkpoint(prefix, 1, save_optimizer_states=True)
+    assert f'Saved checkpoint to "{prefix}-0001.params"' in caplog.text
+    assert f'Saved optimizer state to "{prefix}-0001.states"' in caplog.text
