@@ -419,7 +419,12 @@ def print_summary(symbol, shape=None, line_length=120, positions=None, stype=Non
     row(["Layer (type)", "Output Shape", "Storage", "Param #", "Previous Layer"])
     print("=" * line_length)
     counted, total = set(), 0
-    shown = [k for k, n in enumerate(g.nodes) if n.op is not None or n.name in data_names]
+    # MXNet lists the operators and, of the variables, only the graph's first node; an input
+    # variable counts as a previous layer when its node id is in MXNet's set of the first
+    # head's (node id, output index, version) -- in practice the first node
+    hn, hi = g.heads[0]
+    head_ids = {g.node_id[id(hn)], hi, 0}
+    shown = [k for k, n in enumerate(g.nodes) if n.op is not None or k == 0]
     for j, k in enumerate(shown):
         node = g.nodes[k]
         e = g.out_eids(k)[0]
@@ -437,7 +442,7 @@ def print_summary(symbol, shape=None, line_length=120, positions=None, stype=Non
                 if not is_aux and rules.known(cs):
                     n_params += int(np.prod(cs, dtype=np.int64))
             prev = [c.name for c, _ in node.inputs
-                    if c.op is not None or c.name in data_names]
+                    if c.op is not None or g.node_id[id(c)] in head_ids]
         total += n_params
         label = f"{node.name}({node.op.name if node.op else 'null'})"
         row([label, out_shape, ann.stypes[e], n_params, prev[0] if prev else ""])

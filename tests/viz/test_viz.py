@@ -216,3 +216,21 @@ def test_dense_graph_is_drawn_as_mxnet_draws_it():
     typed = mx.viz.plot_network(out, shape={"data": (1, 3, 8, 8)},
                                 dtype={"data": np.float32}).source
     assert 'relu -> conv [label="4x6x6(float32)"' in typed
+
+
+def test_print_summary_lists_variables_as_mxnet_does(capsys):
+    # MXNet shows only the graph's first variable as a row (and as a previous layer), with
+    # or without shapes
+    data = mx.sym.Variable("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    emb = mx.sym.Embedding(mx.sym.Variable("tok"), input_dim=10, output_dim=3, name="emb")
+    cat = mx.sym.concat(fc, mx.sym.sum(emb, axis=1, name="esum"), dim=1, name="cat")
+    mx.viz.print_summary(cat, shape={"data": (1, 4), "tok": (1, 5)})
+    text = capsys.readouterr().out
+    assert "tok(null)" not in text
+    assert re.search(r"emb\(Embedding\)\s+5x3\s+30\s*\n", text)      # no previous layer
+    assert re.search(r"fc\(FullyConnected\)\s+3\s+15\s+data", text)
+    mx.viz.print_summary(fc)
+    text = capsys.readouterr().out
+    assert re.search(r"data\(null\)\s+0\s*\n", text)
+    assert re.search(r"fc\(FullyConnected\)\s+3\s+data", text)   # the bias (MXNet: 3 too)
