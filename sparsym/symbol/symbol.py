@@ -353,6 +353,7 @@ class Symbol(SymbolOps):
             given = args if args else kwargs
             listing = "".join(f"\n  #{i}: {v}" for i, v in enumerate(given)) if args else \
                 "".join(f"\n  {k}: {v}" for k, v in given.items())
+            print(f"infer_shape error. Arguments:{listing}")  # MXNet prints it on stdout too
             raise _rewrap(err, f"infer_shape error. Arguments:{listing}\n{err}") from None
 
         from ..ops.rules import known as _known_shape

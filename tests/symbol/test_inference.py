@@ -103,10 +103,12 @@ def test_partial_inputs_never_crash(kwargs):
         assert [a.shape for a in exe.arg_arrays] == res[0]
 
 
-def test_infer_shape_inconsistent_names_node_input_and_both_shapes():
+def test_infer_shape_inconsistent_names_node_input_and_both_shapes(capsys):
     x, y = mx.sym.var("x"), mx.sym.var("y")
     with pytest.raises(ShapeError) as err:
         (x + y).infer_shape(x=(2, 3), y=(3, 3))
+    # MXNet also prints the arguments on stdout before raising
+    assert capsys.readouterr().out == "infer_shape error. Arguments:\n  x: (2, 3)\n  y: (3, 3)\n"
     msg = str(err.value)
     assert "infer_shape error. Arguments:\n  x: (2, 3)\n  y: (3, 3)" in msg
     assert "Error in operator _plus0 (elemwise_add)" in msg
