@@ -35,15 +35,17 @@ def _fc_inputs(a):
 def fc_shape(attrs, ins, outs):
     """MXNet's FullyConnectedShape: weight (num_hidden, in), bias (num_hidden,), batch from out."""
     data, nh = ins[0], attrs.num_hidden
-    if not attrs.no_bias and not (ins[2] is not None and tuple(ins[2]) == (nh, 1)):
-        # MXNet's FullyConnectedShape also accepts a (num_hidden, 1) bias
-        rules.set_shape(ins, 2, (nh,))
     if data is None:
         if ins[1] is not None and outs[0] is not None and len(outs[0]) == 2 and attrs.flatten:
             rules.set_shape(ins, 0, (outs[0][0], ins[1][1]))
+        # MXNet infers nothing else until the data shape is known (so partial inference
+        # leaves the bias unknown, as MXNet's infer_shape_partial reports it)
         return ins, outs
     if len(data) == 0:
         return ins, outs
+    if not attrs.no_bias and not (ins[2] is not None and tuple(ins[2]) == (nh, 1)):
+        # MXNet's FullyConnectedShape also accepts a (num_hidden, 1) bias
+        rules.set_shape(ins, 2, (nh,))
     n_in = prod(data[1:]) if attrs.flatten else data[-1]
     rules.set_shape(ins, 1, (nh, n_in))
     if ins[1] is not None and ins[1][1] is not None and n_in is None:
