@@ -1,6 +1,8 @@
 """``mx.nd.random``: samplers returning NDArrays (scalar or NDArray parameters)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..ops.random_dist import DISTRIBUTIONS, arrays_or_numbers
 from .ndarray import NDArray
 from .op import invoke
@@ -23,6 +25,11 @@ def _draw(scalar_op, array_op, params, shape, dtype, out, kwargs):
         res = invoke(array_op, [v for _, v in params], dict(kwargs, shape=_shape(shape),
                                                             dtype=dtype), out=out)
     else:
+        if out is not None and not _shape(shape):
+            # MXNet: without a shape the draw fills ``out`` (custom initializers call
+            # nd.random.uniform(low, high, out=arr)), in out's dtype
+            shape = out.shape
+            dtype = dtype if dtype is not None else np.dtype(out.dtype).name
         attrs = dict(kwargs, **{n: v for n, v in params}, shape=_shape(shape) or (1,),
                      dtype=dtype)
         res = invoke(scalar_op, [], attrs, out=out)

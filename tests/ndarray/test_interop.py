@@ -197,3 +197,13 @@ def test_integer_indexing_of_every_axis_gives_shape_1_outside_np_shape():
     assert y.shape == (1,)
     with mx.util.np_shape(True):
         assert x[1, 2].shape == ()
+
+
+def test_random_draw_without_shape_fills_out():
+    # MXNet: nd.random.*(..., out=arr) without a shape draws arr's shape and dtype
+    a = mx.nd.zeros((3, 2))
+    mx.nd.random.uniform(low=5, high=10, out=a)
+    assert a.shape == (3, 2) and (a.asnumpy() >= 5).all()
+    b = mx.nd.zeros((4,), dtype="float64")
+    mx.nd.random.normal(out=b)
+    assert b.dtype == np.float64 and b.asnumpy().std() > 0
