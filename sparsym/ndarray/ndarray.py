@@ -386,9 +386,11 @@ class NDArray:
             raise IndexError(f"too many indices ({len(key)}) for an array of {self.ndim} dims")
         out = self._raw[key]
         if not isinstance(out, np.ndarray) or out.ndim == 0:
-            # MXNet's legacy shapes have no 0-d arrays: indexing every axis by an integer
-            # gives shape (1,); under np_shape it is a 0-d array
-            out = np.asarray(out).reshape(() if np_shape_active() else (1,))
+            # MXNet's legacy shapes have no 0-d arrays: x[i, j] gives shape (1,). A single
+            # integer on a 1-D array stays 0-d: NumPy 2 reads NDArrays as sequences through
+            # x[i], and (1,) items would nest without end (np.all(x == v), np.asarray(x))
+            one = isinstance(key, tuple) and not np_shape_active()
+            out = np.asarray(out).reshape((1,) if one else ())
         return wrap(out, self._ctx)
 
     # ------------------------------------------------------------------ shape methods
