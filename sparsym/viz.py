@@ -441,6 +441,11 @@ def print_summary(symbol, shape=None, line_length=120, positions=None, stype=Non
                 cs = ann.shapes[g.eid(child)]
                 if not is_aux and rules.known(cs):
                     n_params += int(np.prod(cs, dtype=np.int64))
+                elif not is_aux and child.name.endswith("_bias") and \
+                        node.op.name in ("FullyConnected", "Convolution"):
+                    # unshaped: MXNet's count still has the bias (num_hidden / num_filter)
+                    n_params += int(node.params.get("num_hidden", None)
+                                    or node.params.get("num_filter", 0))
             prev = [c.name for c, _ in node.inputs
                     if c.op is not None or g.node_id[id(c)] in head_ids]
         total += n_params
