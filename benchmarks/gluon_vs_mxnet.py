@@ -1,10 +1,13 @@
 """Gluon training throughput, sparsym and MXNet 1.9.1 side by side; prints JSON lines.
 
     python benchmarks/gluon_vs_mxnet.py [--mxnet-python ~/mxref/bin/python] [--batches 200]
-                                        [--repeats 3]
+                                        [--repeats 5]
 
-Cases (samples/s over timed batches, after warm-up batches that also compile kernels; each
-engine runs ``--repeats`` times, alternating with the other, and its best run counts):
+Cases (samples/s over timed batches, after warm-up batches that also compile kernels). The
+engines run in ``--repeats`` interleaved pairs (sparsym, then MXNet); a line reports each
+engine's median samples/s, the median of the per-pair speedups (``speedup``), the pairs'
+lowest and highest (``speedup_range``) and the 1-minute load average seen around the pairs
+(``load``), since on a shared machine a busy neighbour slows MXNet's threaded engine more:
 
 - ``mlp``: 784-256-128-10 MLP, batch 32, softmax cross-entropy, SGD, ``autograd.record`` /
   ``backward`` / ``Trainer.step``; imperative and hybridized.
@@ -113,37 +116,42 @@ def _run(python, pkg, batches, env=None):
     return [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
 
 
-def _best(runs):
-    """Per case, the run with the most samples/s."""
-    best = {}
-    for run in runs:
-        for r in run:
-            if r["case"] not in best or r["samples_per_s"] > best[r["case"]]["samples_per_s"]:
-                best[r["case"]] = r
-    return best
+def _median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def _by_case(run):
+    return {r["case"]: r["samples_per_s"] for r in run}
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mxnet-python", default=os.path.expanduser("~/mxref/bin/python"))
     p.add_argument("--batches", type=int, default=200)
-    p.add_argument("--repeats", type=int, default=3,
-                   help="alternating runs of each engine; the best of each is reported")
+    p.add_argument("--repeats", type=int, default=5,
+                   help="interleaved pairs of runs; medians are reported")
     a = p.parse_args(argv)
     mx_env = dict(os.environ, PYTHONPATH="")
     have_mx = os.path.exists(a.mxnet_python)
-    ours, theirs = [], []
+    ours, theirs, loads = [], [], [os.getloadavg()[0]]
     for _ in range(a.repeats):
-        # alternate the engines so that a change in machine load hits both alike
-        ours.append(_run(sys.executable, "sparsym", a.batches))
+        # interleave the engines so that a change in machine load hits both alike
+        ours.append(_by_case(_run(sys.executable, "sparsym", a.batches)))
         if have_mx:
-            theirs.append(_run(a.mxnet_python, "mxnet", a.batches, env=mx_env))
-    ref = {k: r["samples_per_s"] for k, r in _best(theirs).items()}
-    for case, r in _best(ours).items():
-        line = dict(r, repeats=a.repeats)
-        if case in ref:
-            line["mxnet_samples_per_s"] = ref[case]
-            line["speedup"] = round(r["samples_per_s"] / ref[case], 2)
+            theirs.append(_by_case(_run(a.mxnet_python, "mxnet", a.batches, env=mx_env)))
+        loads.append(os.getloadavg()[0])
+    for case in ours[0]:
+        line = {"case": case, "package": "sparsym",
+                "samples_per_s": round(_median([r[case] for r in ours]), 1),
+                "repeats": a.repeats}
+        if theirs:
+            ratios = [o[case] / t[case] for o, t in zip(ours, theirs)]
+            line["mxnet_samples_per_s"] = round(_median([t[case] for t in theirs]), 1)
+            line["speedup"] = round(_median(ratios), 2)
+            line["speedup_range"] = f"{min(ratios):.2f}-{max(ratios):.2f}"
+        line["load"] = f"{min(loads):.1f}-{max(loads):.1f}"
         print(json.dumps(line), flush=True)
 
 
