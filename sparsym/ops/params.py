@@ -74,8 +74,24 @@ class Attrs(dict):
     Derive a changed copy with ``type(attrs)(attrs, key=value)``.
     """
 
-    # _strs: the string form a tape node of these parameters carries (see ndarray.tape)
-    __slots__ = ("_hash", "_strs")
+    # _strs: the string form a tape node of these parameters carries (see ndarray.tape);
+    # __dict__: the parameters again, as instance attributes
+    __slots__ = ("_hash", "_strs", "__dict__")
+
+    def __init__(self, *args, **kwargs):
+        dict.__init__(self, *args, **kwargs)
+        # ``attrs.axis`` is then a plain instance-attribute read: reaching __getattr__ costs
+        # a formatted AttributeError first (~2 us), and kernels read several per call.
+        # Names of dict's own attributes (``items``, ``get``...) stay the methods.
+        d = self.__dict__
+        for k, v in dict.items(self):
+            if k not in _OWN_NAMES and k.__class__ is str:
+                d[k] = v
+
+    def __setattr__(self, key, value):
+        if key not in ("_hash", "_strs"):  # the caches; the parameters stay immutable
+            self._immutable()
+        object.__setattr__(self, key, value)
 
     def __getattr__(self, key):
         try:
@@ -103,6 +119,9 @@ class Attrs(dict):
     def to_strings(self) -> dict:
         """MXNet's JSON form: every value a string; None values omitted."""
         return {k: format_attr(v) for k, v in self.items() if v is not None}
+
+
+_OWN_NAMES = frozenset(dir(Attrs))
 
 
 def is_plain(v) -> bool:
