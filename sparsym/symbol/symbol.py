@@ -16,6 +16,16 @@ __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json",
            "NotImplementedForSymbol"]
 
 
+# MXNet 1.9.1's CPU subgraph backends: operator fusions for speed, the same numbers unfused
+SUBGRAPH_BACKENDS = ("MKLDNN", "MKLDNN_QUANTIZE")
+
+
+def _check_backend(backend, msg):
+    if backend not in SUBGRAPH_BACKENDS:
+        raise MXNetError(f"{msg} (sparsym accepts {list(SUBGRAPH_BACKENDS)}, whose fusions "
+                         "only change speed)")
+
+
 class Symbol(SymbolOps):
     """A list of graph output entries; compose symbols with ``mx.sym.*`` operators.
 
@@ -518,6 +528,40 @@ class Symbol(SymbolOps):
         return Symbol([(new[id(n)], i) for n, i in self._outputs])
 
     def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def optimize_for(self, backend, args=None, aux=None, ctx=None, shape_dict=None,
+                     type_dict=None, stype_dict=None, skip_infer=False, **kwargs):
+        """Partition the graph for a subgraph backend (MXNet's ``Symbol.optimize_for``).
+
+        MXNet 1.9.1's CPU backends (``MKLDNN``, ``MKLDNN_QUANTIZE``) fuse operators for
+        speed only; sparsym has no such backends, so for those names the graph comes back
+        unchanged, as a copy. The other arguments are accepted as MXNet's.
+
+        Parameters
+        ----------
+        backend : str
+            A subgraph backend name.
+
+        Returns
+        -------
+        Symbol
+            A copy of this graph.
+
+        Raises
+        ------
+        MXNetError
+            For a backend MXNet 1.9.1's CPU build does not register (MXNet logs and goes
+            on; a misspelt name is an error here).
+        """
+        _check_backend(backend, f"Error optimizing for backend '{backend}' cannot be found")
+        return self.__copy__()
+
+    def get_backend_symbol(self, backend):
+        """The graph as partitioned by subgraph ``backend`` (a copy: see
+        :meth:`optimize_for`)."""
+        _check_backend(backend, f"SubgraphProperty {backend} is not found in "
+                                "SubgraphBackendRegistry")
         return self.__copy__()
 
     def debug_str(self):

@@ -316,3 +316,19 @@ def test_symbol_debug_str_layout():
                     "Op:_mul_scalar, Name=_mulscalar0\nInputs:\n\targ[0]=x(0) version=0\nAttrs:\n"
                     "\tscalar=2\nVariable:y\n--------------------\nOp:elemwise_add, Name=_plus0\n"
                     "Inputs:\n\targ[0]=_mulscalar0(0)\n\targ[1]=y(0) version=0\n")
+
+
+def test_optimize_for_known_backends_returns_an_unchanged_copy():
+    import pytest
+
+    import sparsym as mx
+    a = mx.sym.var("a")
+    s = mx.sym.relu(a) + 1
+    for backend in ("MKLDNN", "MKLDNN_QUANTIZE"):
+        t = s.optimize_for(backend, args={"a": mx.nd.ones((2,))})
+        assert t is not s and t.tojson() == s.tojson()
+        assert s.get_backend_symbol(backend).tojson() == s.tojson()
+    with pytest.raises(mx.base.MXNetError, match="cannot be found"):
+        s.optimize_for("nope")
+    with pytest.raises(mx.base.MXNetError, match="SubgraphBackendRegistry"):
+        s.get_backend_symbol("nope")
