@@ -87,6 +87,16 @@ class UnsupportedFeatureError(MXNetError, NotImplementedError, AttributeError):
     feature checks in user scripts answer False instead of raising."""
 
 
+def unsupported_module(module, why):
+    """A module ``__getattr__`` for an MXNet module sparsym does not implement: importing
+    works, any name raises UnsupportedFeatureError saying ``why``."""
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnsupportedFeatureError(f"{module}.{name}: {why}")
+    return __getattr__
+
+
 class MissingFileError(MXNetError, FileNotFoundError):
     """A file to load does not exist (MXNet raises MXNetError; scripts catch either)."""
 

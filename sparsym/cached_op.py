@@ -155,6 +155,8 @@ class CachedGraph:
             # an entry past an op's visible outputs has no NDArray to carry it
             visible = all(n.op is None or i < n.op.n_visible(n.params) for n, i in used)
             self._inline = order if ops and len(ops) <= int(limit) and visible else False
+            self._inline_names = (self.symbol.list_arguments(),
+                                  self.symbol.list_auxiliary_states())
         return self._inline
 
     def _run_inline(self, order, args, auxs):
@@ -162,8 +164,9 @@ class CachedGraph:
         self._inline_sig = (args[0]._ctx if args else None,
                             [(a.stype, a.shape, a.dtype) for a in args],
                             [(a.stype, a.shape, a.dtype) for a in auxs])
-        by_name = dict(zip(self.symbol.list_arguments(), args))
-        by_name.update(zip(self.symbol.list_auxiliary_states(), auxs))
+        arg_names, aux_names = self._inline_names
+        by_name = dict(zip(arg_names, args))
+        by_name.update(zip(aux_names, auxs))
         vals = {}
         for node in order:
             if node.op is None:

@@ -3,13 +3,9 @@
 Importing works (scripts that only import it run); using any name raises a clear error
 (UnsupportedFeatureError: a NotImplementedError, and an AttributeError for hasattr).
 """
-from ..base import UnsupportedFeatureError
+from ..base import unsupported_module
 
-
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise UnsupportedFeatureError(f"mx.contrib.onnx.{name}: ONNX import/export is not "
-                                  "implemented in sparsym; save models with "
-                                  "Module.save_checkpoint or HybridBlock.export (MXNet's "
-                                  "JSON + params formats)")
+__getattr__ = unsupported_module("mx.contrib.onnx",
+                                 "ONNX import/export is not implemented in sparsym; "
+                                 "save models with Module.save_checkpoint or "
+                                 "HybridBlock.export (MXNet's JSON + params formats)")

@@ -3,12 +3,9 @@
 Importing works (scripts that only import it run); using any name raises a clear error
 (UnsupportedFeatureError: a NotImplementedError, and an AttributeError for hasattr).
 """
-from ..base import UnsupportedFeatureError
+from ..base import unsupported_module
 
-
-def __getattr__(name):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    raise UnsupportedFeatureError(f"mx.contrib.quantization.{name}: INT8 quantization "
-                                  "(MKL-DNN / cuDNN calibration) is not implemented in "
-                                  "sparsym; models run in float32 / float16")
+__getattr__ = unsupported_module("mx.contrib.quantization",
+                                 "INT8 quantization (MKL-DNN / cuDNN calibration) is "
+                                 "not implemented in sparsym; models run in float32 / "
+                                 "float16")
