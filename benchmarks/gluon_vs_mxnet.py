@@ -108,8 +108,9 @@ for case, fn in (("mlp_imperative", lambda: mlp(False)), ("mlp_hybridized", lamb
 '''
 
 
-def _run(python, pkg, batches, env=None):
-    r = subprocess.run([python, "-c", BODY, pkg, str(batches)], capture_output=True, text=True,
+def _run(python, pkg, batches, env=None, body=BODY):
+    """Run ``body`` as ``python -c body pkg batches``; its JSON lines as dicts."""
+    r = subprocess.run([python, "-c", body, pkg, str(batches)], capture_output=True, text=True,
                        env=env)
     if r.returncode != 0:
         raise SystemExit(f"{pkg} run failed:\n{r.stderr[-3000:]}")

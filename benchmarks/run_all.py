@@ -76,6 +76,14 @@ SPECS = {
               "sequence 35, batch 32); speedup = MXNet's time / sparsym's.",
         full=[], quick=["--steps", "3", "--repeats", "1"], with_mx=["--mxnet-python", MX],
         no_mx=["--mxnet-python", "/nonexistent"]),
+    "cnn_vs_mxnet": dict(
+        title="Dense convolutional networks (ResNet-18, LeNet)",
+        about="Samples/s of Gluon model_zoo resnet18_v1 (32x32, batch 32) and LeNet (28x28, "
+              "batch 64), hybridized, training (SGD, momentum) and inference, against MXNet "
+              "and, when $TORCH_PYTHON names a Python with torch, PyTorch eager; medians of "
+              "interleaved fresh processes, with the load average each figure saw.",
+        full=[], quick=["--repeats", "1", "--seconds", "1"], with_mx=["--mxnet-python", MX],
+        no_mx=["--mxnet-python", "/nonexistent"]),
     "seed_tutorial": dict(
         title="Seed tutorial training loop", about="Batches/s of the seed script.",
         full=["--repeat", "2"], quick=["--repeat", "1", "--epochs", "2"],
