@@ -337,6 +337,9 @@ class Trainer:
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad=False):
+        scaler = getattr(self, "_amp_loss_scaler", None)   # set by contrib.amp.init_trainer
+        if scaler is not None and scaler.has_overflow(self._params):
+            return   # AMP: a step whose gradients overflowed is skipped
         updates = [[] for _ in self._updaters]
         on_kv = self._kvstore and self._update_on_kvstore
         for i, param in enumerate(self._params):

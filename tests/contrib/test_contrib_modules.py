@@ -79,10 +79,3 @@ def test_tensorboard_callback_writes_prefixed_scalars(monkeypatch, tmp_path):
         tensorboard.LogMetricsCallback(str(tmp_path))
 
 
-
-def test_amp_says_it_is_not_supported():
-    from sparsym.contrib import amp
-    with pytest.raises(NotImplementedError, match="amp.init: automatic mixed precision"):
-        amp.init()
-    with pytest.raises(NotImplementedError, match="amp.convert_hybrid_block"):
-        mx.contrib.amp.convert_hybrid_block(mx.gluon.nn.Dense(2))
