@@ -3,7 +3,10 @@
 MXNet reports its compile-time flags. sparsym reports what it actually runs on: no CUDA,
 cuDNN, NCCL or TensorRT; the CPU instruction sets the host has (Numba compiles kernels for
 the host CPU); NumPy's BLAS and LAPACK; int64 tensor sizes (shapes and sparse indices are
-int64); the distributed kvstore when Ray is installed; the profiler when ``mx.profiler`` exists.
+int64); the distributed kvstore when Ray is installed; the profiler when ``mx.profiler`` exists;
+``MKLDNN`` (and ``ONEDNN``, MXNet 2's name, after MXNet 1.9.1's list) when the dense NN
+kernels run on oneDNN (``sparsym.kernels.onednn.enabled()``: the library loads and
+``SPARSYM_ONEDNN`` does not turn it off), with ``OPENMP`` for its OpenMP runtime.
 
 Examples
 --------
@@ -23,7 +26,7 @@ _NAMES = ("CUDA", "CUDNN", "NCCL", "CUDA_RTC", "TENSORRT", "CPU_SSE", "CPU_SSE2"
           "CPU_SSE4_1", "CPU_SSE4_2", "CPU_SSE4A", "CPU_AVX", "CPU_AVX2", "OPENMP", "SSE",
           "F16C", "JEMALLOC", "BLAS_OPEN", "BLAS_ATLAS", "BLAS_MKL", "BLAS_APPLE", "LAPACK",
           "MKLDNN", "OPENCV", "CAFFE", "PROFILER", "DIST_KVSTORE", "CXX14",
-          "INT64_TENSOR_SIZE", "SIGNAL_HANDLER", "DEBUG", "TVM_OP")
+          "INT64_TENSOR_SIZE", "SIGNAL_HANDLER", "DEBUG", "TVM_OP", "ONEDNN")
 # feature -> LLVM's name of the host CPU feature
 _CPU = {"CPU_SSE": "sse", "CPU_SSE2": "sse2", "CPU_SSE3": "sse3", "CPU_SSE4_1": "sse4.1",
         "CPU_SSE4_2": "sse4.2", "CPU_SSE4A": "sse4a", "CPU_AVX": "avx", "CPU_AVX2": "avx2",
@@ -61,6 +64,19 @@ def _blas():
         return "", True
 
 
+def _onednn():
+    """{'MKLDNN', 'ONEDNN', 'OPENMP'} when the dense NN kernels run on oneDNN, else {}."""
+    from .kernels import onednn
+    try:
+        if not onednn.enabled():
+            return set()
+    except onednn.OneDNNUnavailable:  # forced on but absent: kernels raise, report off
+        return set()
+    ver = onednn.version()
+    omp = ver is not None and ver[3] == onednn.E.RUNTIME_OMP
+    return {"MKLDNN", "ONEDNN"} | ({"OPENMP"} if omp else set())
+
+
 def _detect():
     cpu = _host_cpu()
     blas, lapack = _blas()
@@ -80,6 +96,7 @@ def _detect():
         on.add("DIST_KVSTORE")
     if importlib.util.find_spec("sparsym.profiler") is not None:
         on.add("PROFILER")
+    on |= _onednn()
     return [Feature(n, n in on, i) for i, n in enumerate(_NAMES)]
 
 

@@ -89,7 +89,7 @@ def test_gpu_context_raises_only_when_used():
 
 def test_runtime_features_truthful():
     f = mx.runtime.Features()
-    assert f is mx.runtime.Features() and len(f) == 32
+    assert f is mx.runtime.Features() and len(f) == 33
     assert not f.is_enabled("CUDA") and not f.is_enabled("cudnn")
     assert f.is_enabled("INT64_TENSOR_SIZE")
     assert [x.name for x in mx.runtime.feature_list()][:3] == ["CUDA", "CUDNN", "NCCL"]

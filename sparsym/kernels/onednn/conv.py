@@ -1,0 +1,334 @@
+"""Convolution and Deconvolution (1-D/2-D/3-D, groups, stride, dilation, padding, bias) on
+oneDNN: forward, backward data, backward weights (+ bias).
+
+The functions take and return the arrays of ``kernels/conv.py`` (same signatures: NCHW or
+channel-last data, MXNet's weight layouts) and raise :class:`OneDNNUnimplemented` where
+oneDNN has no implementation (float64, an unsupported dtype or geometry): the caller falls
+back to the Numba kernels. Data and weights are handed to oneDNN with their own strides;
+the primitives pick their layouts (``format_tag_any``, blocked on AVX-512), reorders are
+cached primitives, and results come back as NumPy arrays in the caller's layout (or as
+:class:`Tensor` with ``plain=False``, for plans that keep blocked layouts between steps).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import core
+from ._lib import E, OneDNNUnimplemented
+from .core import Attr, Tensor, create_pd, dims, from_plain, md_plain, md_tag, to_plain
+
+__all__ = ["conv_forward", "conv_backward", "deconv_forward", "deconv_backward",
+           "ConvGeom", "supported_dtype"]
+
+_CL = ("NWC", "NHWC", "NDHWC")
+
+
+def supported_dtype(dt):
+    """oneDNN data type for a NumPy dtype the conv primitives may take, else None."""
+    return {np.dtype(np.float32): E.f32, np.dtype(np.float16): E.f16}.get(np.dtype(dt))
+
+
+def _perm(nd, cl):
+    """Axis order that views an array of the layout as logical (N, C, spatial...)."""
+    return (0, nd + 1) + tuple(range(1, nd + 1)) if cl else tuple(range(nd + 2))
+
+
+def _logical(a, nd, cl):
+    """(dims, strides in elements) of ``a`` as logical NC<spatial>."""
+    p = _perm(nd, cl)
+    return tuple(a.shape[i] for i in p), tuple(a.strides[i] // a.itemsize for i in p)
+
+
+def _md_of(a, nd, cl, dt):
+    dims_, strides = _logical(a, nd, cl)
+    return md_plain(dims_, dt, strides)
+
+
+def _wdims(w, nd, cl, g, deconv):
+    """Logical oneDNN weight dims and strides of an MXNet weight array.
+
+    Convolution: MXNet (F, C/g, *k) (channel-last (F, *k, C/g)) -> oneDNN ([G,] O, I, *k).
+    Deconvolution: MXNet (C_in, F/g, *k) -> oneDNN ([G,] O=F/g, I=C_in/g, *k)."""
+    st = [s // w.itemsize for s in w.strides]
+    if cl:  # (F, *k, C/g) -> (F, C/g, *k)
+        shape = (w.shape[0], w.shape[-1]) + w.shape[1:-1]
+        st = [st[0], st[-1]] + st[1:-1]
+    else:
+        shape = w.shape
+    sp, sps = tuple(shape[2:]), st[2:]
+    if deconv:
+        cin, fg = shape[0], shape[1]
+        ig = cin // g
+        # rows of MXNet's weight are (group, i); oneDNN wants (group, o, i)
+        out = (g, fg, ig) + sp, (st[0] * ig, st[1], st[0]) + tuple(sps)
+    else:
+        f, cg = shape[0], shape[1]
+        og = f // g
+        out = (g, og, cg) + sp, (st[0] * og, st[0], st[1]) + tuple(sps)
+    if g == 1:
+        return out[0][1:], out[1][1:]
+    return out
+
+
+class ConvGeom:
+    """One convolution's geometry and descriptors' key (internal)."""
+
+    __slots__ = ("nd", "cl", "g", "s", "p", "pr", "d", "dt", "xdims", "wdims", "ydims",
+                 "bias", "deconv", "key", "macs")
+
+    def __init__(self, x_shape, w_ldims, y_shape, stride, pad, pad_r, dilate, g, dt, bias,
+                 deconv, cl):
+        nd = len(x_shape) - 2
+        self.nd, self.cl, self.g, self.dt, self.bias, self.deconv = nd, cl, g, dt, bias, deconv
+        self.s, self.p, self.pr = tuple(stride), tuple(pad), tuple(pad_r)
+        self.d = tuple(v - 1 for v in dilate)  # oneDNN counts the gaps between taps
+        p = _perm(nd, cl)
+        self.xdims = tuple(x_shape[i] for i in p)
+        self.ydims = tuple(y_shape[i] for i in p)
+        self.wdims = tuple(w_ldims)
+        self.key = ("deconv" if deconv else "conv", self.xdims, self.wdims, self.ydims,
+                    self.s, self.p, self.pr, self.d, g, dt, bias)
+        k = int(np.prod(self.wdims))
+        sp = self.xdims[2:] if deconv else self.ydims[2:]
+        self.macs = int(self.xdims[0] * k * int(np.prod(sp)))
+
+    def _mds(self):
+        dt = self.dt
+        return (md_tag(self.xdims, dt), md_tag(self.wdims, dt),
+                md_plain((self.ydims[1],), dt) if self.bias else None, md_tag(self.ydims, dt))
+
+    def _geo(self):
+        return dims(self.s), dims(self.d), dims(self.p), dims(self.pr)
+
+    def _name(self, which):
+        return f"dnnl_{'deconvolution' if self.deconv else 'convolution'}_{which}" \
+               "_primitive_desc_create"
+
+    def _alg(self):
+        return E.deconvolution_direct if self.deconv else E.convolution_direct
+
+    def fwd(self, prop, attr=None):
+        """Forward primitive (``prop``: E.forward_training or E.forward_inference)."""
+        attr = attr or _NO
+        key = self.key + ("fwd", prop, attr.key)
+
+        def create():
+            x, w, b, y = self._mds()
+            return create_pd(self._name("forward"), prop, self._alg(), x.ptr, w.ptr,
+                             None if b is None else b.ptr, y.ptr, *self._geo(), attr=attr)
+        return core.primitive(key, create, self.macs)
+
+    def bwd_data(self):
+        """Backward-data primitive (hinted by the training forward)."""
+        hint = self.fwd(E.forward_training)
+
+        def create():
+            x, w, _, y = self._mds()
+            return create_pd(self._name("backward_data"), self._alg(), x.ptr, w.ptr, y.ptr,
+                             *self._geo(), hint.pd)
+        return core.primitive(self.key + ("bwd_data",), create, self.macs)
+
+    def bwd_weights(self):
+        """Backward-weights (+ bias) primitive (hinted by the training forward)."""
+        hint = self.fwd(E.forward_training)
+
+        def create():
+            x, w, b, y = self._mds()
+            return create_pd(self._name("backward_weights"), self._alg(), x.ptr, w.ptr,
+                             None if b is None else b.ptr, y.ptr, *self._geo(), hint.pd)
+        return core.primitive(self.key + ("bwd_weights",), create, self.macs)
+
+
+_NO = Attr()
+
+
+def _dtype(*arrs):
+    """The common float dtype, or OneDNNUnimplemented (float64, ints: the Numba path)."""
+    dt = np.result_type(*[a.dtype for a in arrs if a is not None])
+    if supported_dtype(dt) is None:
+        raise OneDNNUnimplemented(f"oneDNN convolution: dtype {dt} is not supported")
+    return dt
+
+
+def _check(x, w, nd):
+    if nd not in (1, 2, 3) or w.ndim != x.ndim:
+        raise OneDNNUnimplemented(f"oneDNN convolution: data {x.shape}, weight {w.shape}")
+
+
+def _tup(v, nd, default):
+    return tuple(int(t) for t in v) if v else (default,) * nd
+
+
+def conv_geom(x, w, stride, pad, dilate, num_group, layout, bias, dt):
+    """ConvGeom of a convolution of ``x`` by MXNet weight ``w``."""
+    nd = x.ndim - 2
+    _check(x, w, nd)
+    cl = layout in _CL
+    s, p, d = _tup(stride, nd, 1), _tup(pad, nd, 0), _tup(dilate, nd, 1)
+    g = int(num_group)
+    wl, _ = _wdims(w, nd, cl, g, False)
+    ksp = wl[-nd:]
+    xsp = x.shape[1:-1] if cl else x.shape[2:]
+    osp = tuple((xsp[i] + 2 * p[i] - d[i] * (ksp[i] - 1) - 1) // s[i] + 1 for i in range(nd))
+    if min(osp) <= 0:
+        raise OneDNNUnimplemented("empty convolution output")
+    f = w.shape[0]
+    yshape = (x.shape[0],) + osp + (f,) if cl else (x.shape[0], f) + osp
+    # oneDNN's right padding makes (x + pl + pr - dk) / s + 1 equal MXNet's floor output
+    pr = tuple((osp[i] - 1) * s[i] + d[i] * (ksp[i] - 1) + 1 - xsp[i] - p[i]
+               for i in range(nd))
+    return ConvGeom(x.shape, wl, yshape, s, p, pr, d, g, supported_dtype(dt), bias, False,
+                    cl), yshape
+
+
+def _out(shape, dt, nd, cl):
+    """A NumPy output array in the caller's layout and its logical md."""
+    y = np.empty(shape, dt)
+    return y, _md_of(y, nd, cl, supported_dtype(dt))
+
+
+def _run_into(prim, arg, md_user, arr, args):
+    """Bind output ``arg``: the user's array when layouts agree, else a Tensor to reorder
+    back after the call; returns the finisher."""
+    want = prim.md(arg)
+    if want.key == md_user.key:
+        args[arg] = arr
+        return None
+    t = Tensor(want)
+    args[arg] = t
+    return (t, md_user, arr)
+
+
+def _finish(pending):
+    for item in pending:
+        if item is not None:
+            t, md_user, arr = item
+            core.reorder_md(t.md, md_user).execute({E.ARG_FROM: t.data, E.ARG_TO: arr})
+
+
+def _in(arr, nd, cl, dt, want):
+    """``arr`` bound for a primitive expecting ``want`` (reordered when needed)."""
+    if isinstance(arr, Tensor):
+        return from_plain(arr, want)
+    md = _md_of(arr, nd, cl, supported_dtype(dt))
+    if md.key == want.key:
+        return arr
+    out = Tensor(want)
+    core.reorder_md(md, want).execute({E.ARG_FROM: arr, E.ARG_TO: out.data})
+    return out
+
+
+def _win(w, geom, want):
+    """MXNet weight ``w`` in the primitive's weight layout."""
+    wl, ws = _wdims(w, geom.nd, geom.cl, geom.g, geom.deconv)
+    md = md_plain(wl, geom.dt, ws)
+    if md.key == want.key:
+        return w
+    out = Tensor(want)
+    core.reorder_md(md, want).execute({E.ARG_FROM: w, E.ARG_TO: out.data})
+    return out
+
+
+def _wout(w_shape, dt, geom, prim, args, pending):
+    dw = np.empty(w_shape, dt)
+    wl, ws = _wdims(dw, geom.nd, geom.cl, geom.g, geom.deconv)
+    pending.append(_run_into(prim, E.ARG_DIFF_WEIGHTS, md_plain(wl, geom.dt, ws), dw, args))
+    return dw
+
+
+def _forward(geom, prim, x, w, b, yshape, dt):
+    """Run forward primitive ``prim`` of ``geom``: y as a NumPy array in the caller's layout."""
+    args = {E.ARG_SRC: _in(x, geom.nd, geom.cl, dt, prim.md(E.ARG_SRC)),
+            E.ARG_WEIGHTS: _win(w, geom, prim.md(E.ARG_WEIGHTS))}
+    if b is not None:
+        args[E.ARG_BIAS] = np.ascontiguousarray(b, dt)
+    y, ymd = _out(yshape, dt, geom.nd, geom.cl)
+    pending = [_run_into(prim, E.ARG_DST, ymd, y, args)]
+    prim.execute(args)
+    _finish(pending)
+    return y
+
+
+def _backward(geom, x, w, dy, yshape, dt, nbias):
+    """(dx, dw, db) of ``geom`` (db None unless ``nbias``, its length)."""
+    if tuple(dy.shape) != tuple(yshape):
+        raise OneDNNUnimplemented(f"dy {dy.shape} is not the output shape {yshape}")
+    nd, cl = geom.nd, geom.cl
+    bd, bw = geom.bwd_data(), geom.bwd_weights()
+    pending = []
+    args = {E.ARG_DIFF_DST: _in(dy, nd, cl, dt, bd.md(E.ARG_DIFF_DST)),
+            E.ARG_WEIGHTS: _win(w, geom, bd.md(E.ARG_WEIGHTS))}
+    dx, dxmd = _out(x.shape, dt, nd, cl)
+    pending.append(_run_into(bd, E.ARG_DIFF_SRC, dxmd, dx, args))
+    bd.execute(args)
+    args = {E.ARG_SRC: _in(x, nd, cl, dt, bw.md(E.ARG_SRC)),
+            E.ARG_DIFF_DST: _in(dy, nd, cl, dt, bw.md(E.ARG_DIFF_DST))}
+    dw = _wout(w.shape, dt, geom, bw, args, pending)
+    db = None
+    if nbias:
+        db = np.empty(nbias, dt)
+        args[E.ARG_DIFF_BIAS] = db
+    bw.execute(args)
+    _finish(pending)
+    return dx, dw, db
+
+
+def conv_forward(x, w, b, stride, pad, dilate, num_group=1, layout=None, post_ops=(),
+                 prop=None):
+    """y = Convolution(x, w, b) as ``kernels.conv.conv_forward``; ``post_ops`` are
+    :class:`Attr` items (fused ReLU...). 3-D data and weights work here too."""
+    dt = _dtype(x, w, b)
+    x, w = (np.asarray(a, dt) for a in (x, w))
+    geom, yshape = conv_geom(x, w, stride, pad, dilate, num_group, layout, b is not None, dt)
+    prim = geom.fwd(prop or E.forward_inference, Attr(post_ops) if post_ops else None)
+    return _forward(geom, prim, x, w, b, yshape, dt)
+
+
+def conv_backward(x, w, dy, stride, pad, dilate, num_group=1, need_bias=True, layout=None):
+    """(dx, dw, db) as ``kernels.conv.conv_backward``."""
+    dt = _dtype(x, w, dy)
+    x, w, dy = (np.asarray(a, dt) for a in (x, w, dy))
+    geom, yshape = conv_geom(x, w, stride, pad, dilate, num_group, layout, need_bias, dt)
+    return _backward(geom, x, w, dy, yshape, dt, w.shape[0] if need_bias else 0)
+
+
+def deconv_geom(x, w, stride, pad, dilate, num_group, adj, bias, dt):
+    """ConvGeom of a deconvolution (MXNet's padding and ``adj``, already resolved)."""
+    nd = x.ndim - 2
+    _check(x, w, nd)
+    g = int(num_group)
+    s, p, d, a = (_tup(stride, nd, 1), _tup(pad, nd, 0), _tup(dilate, nd, 1),
+                  _tup(adj, nd, 0))
+    wl, _ = _wdims(w, nd, False, g, True)
+    ksp = wl[-nd:]
+    xsp = x.shape[2:]
+    osp = tuple((xsp[i] - 1) * s[i] - 2 * p[i] + d[i] * (ksp[i] - 1) + 1 + a[i]
+                for i in range(nd))
+    if min(osp) <= 0:
+        raise OneDNNUnimplemented("empty deconvolution output")
+    f = w.shape[1] * g
+    pr = tuple(p[i] - a[i] for i in range(nd))
+    if min(pr) < 0:
+        raise OneDNNUnimplemented("deconvolution with adj > pad")
+    yshape = (x.shape[0], f) + osp
+    return ConvGeom(x.shape, wl, yshape, s, p, pr, d, g, supported_dtype(dt), bias, True,
+                    False), yshape
+
+
+def deconv_forward(x, w, b, stride, pad, dilate, num_group=1, adj=None):
+    """y = Deconvolution(x, w, b) (NCHW/NCW; ``pad``/``adj`` as MXNet resolves them)."""
+    dt = _dtype(x, w, b)
+    x, w = (np.asarray(a, dt) for a in (x, w))
+    geom, yshape = deconv_geom(x, w, stride, pad, dilate, num_group, adj, b is not None, dt)
+    return _forward(geom, geom.fwd(E.forward_inference), x, w, b, yshape, dt)
+
+
+def deconv_backward(x, w, dy, stride, pad, dilate, num_group=1, adj=None, need_bias=True):
+    """(dx, dw, db) of :func:`deconv_forward`."""
+    dt = _dtype(x, w, dy)
+    x, w, dy = (np.asarray(a, dt) for a in (x, w, dy))
+    geom, yshape = deconv_geom(x, w, stride, pad, dilate, num_group, adj, need_bias, dt)
+    return _backward(geom, x, w, dy, yshape, dt, w.shape[1] * geom.g if need_bias else 0)
+
+
+__all__ += ["conv_geom", "deconv_geom", "to_plain"]

@@ -1,0 +1,405 @@
+"""Memory descriptors, attributes, primitives, the primitive cache, reorders, blocked tensors.
+
+See the package docstring for how an operator uses these.
+"""
+from __future__ import annotations
+
+import collections
+import ctypes
+import threading
+
+import numpy as np
+
+from . import _lib
+from ._lib import E, check
+
+__all__ = ["MemoryDesc", "md_plain", "md_tag", "Attr", "Primitive", "primitive",
+           "Tensor", "reorder_md", "to_plain", "from_plain", "threads_for", "dims",
+           "DTYPES", "cache_info", "cache_clear", "SMALL_WORK"]
+
+_MAXD = _lib._enums.DEFINES["DNNL_MAX_NDIMS"]
+DimsT = ctypes.c_int64 * _MAXD
+
+# NumPy dtype -> oneDNN data type (bfloat16 has no NumPy dtype; callers pass E.bf16)
+DTYPES = {np.dtype(np.float32): E.f32, np.dtype(np.float16): E.f16,
+          np.dtype(np.int8): E.s8, np.dtype(np.uint8): E.u8, np.dtype(np.int32): E.s32,
+          np.dtype(np.float64): E.f64}
+_NP = {v: k for k, v in DTYPES.items()}
+
+# Below this many multiply-adds (or element visits) a primitive runs on one thread: waking a
+# passive OpenMP worker costs 20-50 us, more than such a call saves on 2 cores.
+SMALL_WORK = 1 << 21
+
+
+def dims(seq):
+    """A ``dnnl_dims_t`` holding ``seq`` (for strides, paddings, dilations)."""
+    d = DimsT()
+    for i, v in enumerate(seq):
+        d[i] = int(v)
+    return d
+
+
+def threads_for(work):
+    """OpenMP team size for a primitive of ``work`` multiply-adds: one for small work or a
+    busy machine (a descheduled worker stalls the region), else all of oneDNN's."""
+    n = _lib.max_threads()
+    if n <= 1 or work < SMALL_WORK:
+        return 1
+    from ..blas import idle_cores
+    return n if idle_cores() >= 1.0 else 1
+
+
+class MemoryDesc:
+    """A oneDNN memory descriptor: owned (destroyed with this object) or borrowed from a
+    primitive descriptor (``owner`` keeps it alive)."""
+
+    __slots__ = ("ptr", "owner", "_key", "_size", "__weakref__")
+
+    def __init__(self, ptr, owner=None):
+        self.ptr, self.owner, self._key, self._size = ptr, owner, None, None
+
+    def __del__(self):
+        if self.owner is None and self.ptr:
+            lib = _lib._state["lib"]
+            if lib is not None:
+                lib.dnnl_memory_desc_destroy(self.ptr)
+            self.ptr = None
+
+    def _q(self, what, ctype):
+        out = ctype()
+        check(_lib.lib().dnnl_memory_desc_query(self.ptr, what, ctypes.byref(out)),
+              "memory_desc_query")
+        return out.value
+
+    def _qdims(self, what, n):
+        out = ctypes.POINTER(DimsT)()
+        check(_lib.lib().dnnl_memory_desc_query(self.ptr, what, ctypes.byref(out)),
+              "memory_desc_query")
+        return tuple(out.contents[:n])
+
+    @property
+    def shape(self):
+        """Logical dims (N, C, spatial... order, whatever the layout)."""
+        return self.key[0]
+
+    @property
+    def dtype(self):
+        """The oneDNN data type."""
+        return self.key[1]
+
+    @property
+    def key(self):
+        """Hashable full description: (dims, data type, format kind, strides, inner blocks,
+        inner indices, padded dims)."""
+        if self._key is None:
+            nd = self._q(E.query_ndims_s32, ctypes.c_int32)
+            fk = self._q(E.query_format_kind, ctypes.c_int)
+            k = [self._qdims(E.query_dims, nd), self._q(E.query_data_type, ctypes.c_int), fk]
+            if fk == E.blocked:
+                nb = self._q(E.query_inner_nblks_s32, ctypes.c_int32)
+                k += [self._qdims(E.query_strides, nd), self._qdims(E.query_inner_blks, nb),
+                      self._qdims(E.query_inner_idxs, nb), self._qdims(E.query_padded_dims, nd)]
+            self._key = tuple(k)
+        return self._key
+
+    @property
+    def size(self):
+        """Bytes the layout needs (padding included)."""
+        if self._size is None:
+            self._size = _lib.lib().dnnl_memory_desc_get_size(self.ptr)
+        return self._size
+
+    @property
+    def is_plain(self):
+        """Blocked without inner blocks and with C-contiguous strides (a NumPy array's
+        layout)."""
+        k = self.key
+        if k[2] != E.blocked or k[4]:
+            return False
+        shape, strides = k[0], k[3]
+        want, acc = [], 1
+        for d in reversed(shape):
+            want.append(acc)
+            acc *= d
+        return all(s == w or d == 1 for s, w, d in zip(strides, reversed(want), shape))
+
+    def __eq__(self, other):
+        return isinstance(other, MemoryDesc) and bool(
+            _lib.lib().dnnl_memory_desc_equal(self.ptr, other.ptr))
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __repr__(self):
+        return f"MemoryDesc{self.key}"
+
+
+def md_plain(shape, dtype, strides=None):
+    """Descriptor of a NumPy-laid tensor (``strides`` in elements; C order by default)."""
+    dt = DTYPES[np.dtype(dtype)] if not isinstance(dtype, int) else dtype
+    if strides is None:
+        strides, acc = [], 1
+        for d in reversed(shape):
+            strides.append(acc)
+            acc *= d
+        strides = strides[::-1]
+    out = ctypes.c_void_p()
+    check(_lib.lib().dnnl_memory_desc_create_with_strides(
+        ctypes.byref(out), len(shape), dims(shape), dt, dims(strides)), "memory_desc_create")
+    return MemoryDesc(out)
+
+
+def md_tag(shape, dtype, tag=None):
+    """Descriptor with a format tag (``E.format_tag_any`` by default: the primitive picks,
+    usually a blocked layout such as nChw16c)."""
+    dt = DTYPES[np.dtype(dtype)] if not isinstance(dtype, int) else dtype
+    out = ctypes.c_void_p()
+    check(_lib.lib().dnnl_memory_desc_create_with_tag(
+        ctypes.byref(out), len(shape), dims(shape), dt,
+        E.format_tag_any if tag is None else tag), "memory_desc_create")
+    return MemoryDesc(out)
+
+
+class Attr:
+    """Primitive attributes: post-ops for fusion, applied in order.
+
+    ``post_ops`` items: ``("eltwise", alg, alpha, beta)`` (e.g. ``E.eltwise_relu``) or
+    ``("sum", scale)`` (accumulate into the existing dst: conv + residual add).
+    ``key`` is hashable, for primitive cache keys."""
+
+    __slots__ = ("post_ops", "key", "ptr")
+
+    def __init__(self, post_ops=()):
+        self.post_ops = tuple(tuple(p) for p in post_ops)
+        self.key = self.post_ops
+        self.ptr = None
+
+    def build(self):
+        """A fresh ``dnnl_primitive_attr_t`` (the caller owns and destroys it)."""
+        lib = _lib.lib()
+        attr = ctypes.c_void_p()
+        check(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "primitive_attr_create")
+        if self.post_ops:
+            po = ctypes.c_void_p()
+            check(lib.dnnl_post_ops_create(ctypes.byref(po)), "post_ops_create")
+            try:
+                for op in self.post_ops:
+                    if op[0] == "eltwise":
+                        check(lib.dnnl_post_ops_append_eltwise(po, op[1], op[2], op[3]),
+                              "post_ops_append_eltwise")
+                    elif op[0] == "sum":
+                        check(lib.dnnl_post_ops_append_sum(po, op[1], 0, E.data_type_undef),
+                              "post_ops_append_sum")
+                    else:
+                        raise ValueError(f"oneDNN post-op {op[0]!r}: expected eltwise or sum")
+                check(lib.dnnl_primitive_attr_set_post_ops(attr, po), "attr_set_post_ops")
+            finally:
+                lib.dnnl_post_ops_destroy(po)
+        return attr
+
+
+class Primitive:
+    """A primitive descriptor and its primitive, with one reusable memory object per
+    argument (its data handle is set per call)."""
+
+    def __init__(self, pd, what, threads):
+        lib = _lib.lib()
+        self.pd, self.what, self.threads = pd, what, threads
+        prim = ctypes.c_void_p()
+        check(lib.dnnl_primitive_create(ctypes.byref(prim), pd), f"{what} primitive_create")
+        self.prim = prim
+        self._mems = {}
+        self._lock = threading.Lock()
+
+    def __del__(self):
+        lib = _lib._state["lib"]
+        if lib is None:
+            return
+        for mem in self._mems.values():
+            lib.dnnl_memory_destroy(mem)
+        if getattr(self, "prim", None):
+            lib.dnnl_primitive_destroy(self.prim)
+        if getattr(self, "pd", None):
+            lib.dnnl_primitive_desc_destroy(self.pd)
+
+    def md(self, arg):
+        """The descriptor the primitive expects for execution argument ``arg``
+        (``E.ARG_SRC``...); its ``size`` is 0 when the primitive takes no such argument."""
+        ptr = _lib.lib().dnnl_primitive_desc_query_md(self.pd, E.query_exec_arg_md, arg)
+        return MemoryDesc(ptr, owner=self)
+
+    def impl(self):
+        """oneDNN's implementation name (e.g. ``jit:avx512_core``)."""
+        out = ctypes.c_char_p()
+        check(_lib.lib().dnnl_primitive_desc_query(self.pd, E.query_impl_info_str, 0,
+                                                    ctypes.byref(out)), "query impl")
+        return out.value.decode()
+
+    def _mem(self, arg):
+        mem = self._mems.get(arg)
+        if mem is None:
+            mem = ctypes.c_void_p()
+            check(_lib.lib().dnnl_memory_create(ctypes.byref(mem), self.md(arg).ptr,
+                                                _lib.engine(), None), "memory_create")
+            self._mems[arg] = mem
+        return mem
+
+    def execute(self, args):
+        """Run with ``args``: {E.ARG_*: NumPy array or Tensor laid out as :meth:`md` says},
+        and wait for the stream. Arrays are referenced by pointer: the caller's ``args``
+        keep them alive for the call."""
+        lib = _lib.lib()
+        n = len(args)
+        ea = (_lib.ExecArg * n)()
+        with self._lock:
+            for i, (arg, buf) in enumerate(args.items()):
+                data = buf.data if isinstance(buf, Tensor) else buf
+                mem = self._mem(arg)
+                check(lib.dnnl_memory_set_data_handle(mem, data.ctypes.data), "set_data_handle")
+                ea[i].arg, ea[i].memory = arg, mem
+            _lib.set_threads(self.threads)
+            check(lib.dnnl_primitive_execute(self.prim, _lib.stream(), n, ea),
+                  f"{self.what} execute")
+            check(lib.dnnl_stream_wait(_lib.stream()), "stream_wait")
+
+
+_CACHE_CAP = 1024
+_cache: collections.OrderedDict = collections.OrderedDict()
+_cache_lock = threading.Lock()
+_stats = {"hits": 0, "misses": 0}
+
+
+def primitive(key, create, work=0):
+    """The cached :class:`Primitive` for ``key``, else one from ``create()`` -> pd handle
+    (``create`` builds its descriptors itself, usually through :func:`create_pd`). ``key``
+    must name everything the descriptor depends on: kind, shapes, dtypes, layouts,
+    parameters, attributes. The thread count for ``work`` multiply-adds is added.
+
+    A combination oneDNN does not implement raises :class:`OneDNNUnimplemented`; that
+    answer is cached too (the caller falls back to its Numba kernel)."""
+    threads = threads_for(work)
+    full = (key, threads)
+    hit = _cache.get(full)
+    if hit is not None:
+        _stats["hits"] += 1
+        if isinstance(hit, Exception):
+            raise hit
+        return hit
+    with _cache_lock:
+        _stats["misses"] += 1
+        _lib.set_threads(threads)
+        try:
+            pd = create()
+            prim = Primitive(pd, str(key[0]), threads)
+        except _lib.OneDNNUnimplemented as e:
+            _cache[full] = e
+            raise
+        _cache[full] = prim
+        if len(_cache) > _CACHE_CAP:
+            _cache.popitem(last=False)
+        return prim
+
+
+def cache_info():
+    """{hits, misses, size} of the primitive cache."""
+    return dict(_stats, size=len(_cache))
+
+
+def cache_clear():
+    """Drop every cached primitive."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def create_pd(fn_name, *args, attr=None):
+    """Call oneDNN's ``<fn_name>(&pd, engine, *args, attr)`` and return the pd handle;
+    ``attr`` is an :class:`Attr` or None."""
+    lib = _lib.lib()
+    pd = ctypes.c_void_p()
+    a = (attr or _NO_ATTR).build()
+    try:
+        check(getattr(lib, fn_name)(ctypes.byref(pd), _lib.engine(), *args, a), fn_name)
+    finally:
+        lib.dnnl_primitive_attr_destroy(a)
+    return pd
+
+
+_NO_ATTR = Attr()
+
+
+class Tensor:
+    """A tensor in a oneDNN layout (possibly blocked): ``data`` is a flat uint8 NumPy
+    buffer of ``md.size`` bytes, ``md`` its descriptor. Produced and consumed by oneDNN
+    primitives inside a plan; :func:`to_plain` gives the NumPy array users see."""
+
+    __slots__ = ("data", "md")
+
+    def __init__(self, md, data=None):
+        self.md = md
+        if data is None:
+            # padded blocked layouts must hold zeros in the padding (oneDNN assumes it)
+            data = np.zeros(md.size, np.uint8)
+        self.data = data
+
+    @property
+    def shape(self):
+        return self.md.shape
+
+    @property
+    def dtype(self):
+        return _NP.get(self.md.dtype)
+
+
+def reorder_md(src_md, dst_md):
+    """The cached reorder primitive from ``src_md`` to ``dst_md``."""
+    def create():
+        lib = _lib.lib()
+        pd = ctypes.c_void_p()
+        a = _NO_ATTR.build()
+        try:
+            check(lib.dnnl_reorder_primitive_desc_create(
+                ctypes.byref(pd), src_md.ptr, _lib.engine(), dst_md.ptr, _lib.engine(), a),
+                "reorder_primitive_desc_create")
+        finally:
+            lib.dnnl_primitive_attr_destroy(a)
+        return pd
+    return primitive(("reorder", src_md.key, dst_md.key), create, src_md.size // 4)
+
+
+def to_plain(x, out=None):
+    """The C-contiguous NumPy array of a :class:`Tensor` (``x`` itself if an array)."""
+    if not isinstance(x, Tensor):
+        return x
+    if x.md.is_plain:
+        arr = x.data.view(_NP[x.md.dtype]).reshape(x.md.shape)
+        if out is not None:
+            out[...] = arr
+            return out
+        return arr
+    shape, dt = x.md.shape, _NP[x.md.dtype]
+    if out is None or not out.flags.c_contiguous:
+        out = np.empty(shape, dt)
+    dst = md_plain(shape, dt)
+    reorder_md(x.md, dst).execute({E.ARG_FROM: x.data, E.ARG_TO: out})
+    return out
+
+
+def from_plain(arr, md):
+    """``arr`` (NumPy, any strides) in layout ``md``: the array itself when the layout is
+    already that, else a reordered :class:`Tensor`."""
+    if isinstance(arr, Tensor):
+        if arr.md.key == md.key:
+            return arr
+        out = Tensor(md)
+        reorder_md(arr.md, md).execute({E.ARG_FROM: arr.data, E.ARG_TO: out.data})
+        return out
+    if md.is_plain and arr.flags.c_contiguous and DTYPES.get(arr.dtype) == md.dtype:
+        return arr
+    try:
+        src = md_plain(arr.shape, arr.dtype, [s // arr.itemsize for s in arr.strides])
+    except _lib.OneDNNError:  # strides oneDNN cannot describe (a view over a gap, negative)
+        arr = np.ascontiguousarray(arr)
+        src = md_plain(arr.shape, arr.dtype)
+    out = Tensor(md)
+    reorder_md(src, md).execute({E.ARG_FROM: arr, E.ARG_TO: out.data})
+    return out

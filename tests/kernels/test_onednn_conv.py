@@ -1,0 +1,78 @@
+"""oneDNN convolution and deconvolution kernels against the Numba kernels (float32)."""
+import numpy as np
+import pytest
+
+from sparsym.kernels import conv as kc
+from sparsym.kernels import conv3d as k3
+from sparsym.kernels import onednn as dnn
+
+pytestmark = pytest.mark.skipif(not dnn.available(), reason="oneDNN wheel not installed")
+
+if dnn.available():
+    from sparsym.kernels.onednn import conv as oc
+
+# (data, weight, stride, pad, dilate, group, layout)
+CONV = [((2, 3, 9, 9), (8, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1, None),
+        ((2, 4, 10, 7), (6, 2, 3, 2), (2, 1), (1, 0), (2, 1), 2, None),
+        ((2, 6, 11), (6, 1, 3), (2,), (1,), (2,), 6, None),
+        ((2, 9, 8, 3), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1, "NHWC"),
+        ((1, 3, 5, 6, 7), (4, 3, 3, 2, 3), (1, 2, 1), (1, 0, 1), (1, 1, 2), 1, None),
+        ((3, 16, 8, 8), (32, 16, 1, 1), (2, 2), (0, 0), (1, 1), 1, None),
+        ((2, 5, 7, 8), (3, 5, 3, 3), (3, 2), (2, 1), (1, 1), 1, None)]
+
+
+def _close(a, b):
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4 * max(1.0, np.abs(a).max()))
+
+
+@pytest.mark.parametrize("xs,ws,s,p,d,g,layout", CONV)
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv_matches_numba(xs, ws, s, p, d, g, layout, bias):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32) if bias else None
+    fwd, bwd = (k3.conv3d_forward, k3.conv3d_backward) if len(xs) == 5 else \
+        (kc.conv_forward, kc.conv_backward)
+    y0 = fwd(x, w, b, s, p, d, g, layout)
+    y1 = oc.conv_forward(x, w, b, s, p, d, g, layout)
+    assert y1.shape == y0.shape and y1.dtype == np.float32
+    _close(y1, y0)
+    dy = rng.standard_normal(y0.shape).astype(np.float32)
+    for r0, r1 in zip(bwd(x, w, dy, s, p, d, g, bias, layout),
+                      oc.conv_backward(x, w, dy, s, p, d, g, bias, layout)):
+        if r0 is None:
+            assert r1 is None
+        else:
+            assert r1.shape == r0.shape
+            _close(r1, r0)
+
+
+@pytest.mark.parametrize("xs,ws,s,p,d,g,adj", [
+    ((2, 4, 5, 5), (4, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1, (1, 1)),
+    ((2, 4, 5, 6), (4, 2, 3, 3), (1, 2), (0, 1), (2, 1), 2, (0, 0)),
+    ((2, 4, 7), (4, 3, 4), (2,), (1,), (1,), 1, (0,))])
+def test_deconv_matches_numba(xs, ws, s, p, d, g, adj):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    b = rng.standard_normal(ws[1] * g).astype(np.float32)
+    y0 = kc.deconv_forward(x, w, b, s, p, d, g, adj)
+    _close(oc.deconv_forward(x, w, b, s, p, d, g, adj), y0)
+    dy = rng.standard_normal(y0.shape).astype(np.float32)
+    for r0, r1 in zip(kc.deconv_backward(x, w, dy, s, p, d, g, adj, None, True),
+                      oc.deconv_backward(x, w, dy, s, p, d, g, adj, True)):
+        _close(r1, r0)
+
+
+def test_fused_relu_post_op_and_float64_refused():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 4, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((5, 4, 3, 3)).astype(np.float32)
+    y = oc.conv_forward(x, w, None, (1, 1), (1, 1), (1, 1), 1,
+                        post_ops=[("eltwise", dnn.E.eltwise_relu, 0.0, 0.0)])
+    _close(y, np.maximum(kc.conv_forward(x, w, None, (1, 1), (1, 1), (1, 1), 1), 0))
+    with pytest.raises(dnn.OneDNNUnimplemented):
+        oc.conv_forward(x.astype(np.float64), w, None, (1, 1), (1, 1), (1, 1), 1)
+    assert dnn.attempt(oc.conv_forward, x.astype(np.float64), w, None, (1, 1), (1, 1),
+                       (1, 1), 1) is NotImplemented
