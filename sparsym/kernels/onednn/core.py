@@ -179,6 +179,10 @@ class Attr:
         lib = _lib.lib()
         attr = ctypes.c_void_p()
         check(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "primitive_attr_create")
+        # each primitive gets its own scratchpad (Primitive.execute): oneDNN's library-owned
+        # one is per thread, and a primitive created in one thread crashed in another
+        check(lib.dnnl_primitive_attr_set_scratchpad_mode(attr, E.scratchpad_mode_user),
+              "attr_set_scratchpad_mode")
         if self.post_ops:
             po = ctypes.c_void_p()
             check(lib.dnnl_post_ops_create(ctypes.byref(po)), "post_ops_create")
@@ -209,6 +213,7 @@ class Primitive:
         check(lib.dnnl_primitive_create(ctypes.byref(prim), pd), f"{what} primitive_create")
         self.prim = prim
         self._mems = {}
+        self._scratch = None  # this primitive's scratchpad buffer (False: none needed)
         self._lock = threading.Lock()
 
     def __del__(self):
@@ -250,13 +255,22 @@ class Primitive:
         keep them alive for the call."""
         lib = _lib.lib()
         n = len(args)
-        ea = (_lib.ExecArg * n)()
+        ea = (_lib.ExecArg * (n + 1))()  # + the scratchpad
         with self._lock:
             for i, (arg, buf) in enumerate(args.items()):
                 data = buf.data if isinstance(buf, Tensor) else buf
                 mem = self._mem(arg)
                 check(lib.dnnl_memory_set_data_handle(mem, data.ctypes.data), "set_data_handle")
                 ea[i].arg, ea[i].memory = arg, mem
+            if self._scratch is None:
+                smd = self.md(E.ARG_SCRATCHPAD)
+                self._scratch = np.empty(smd.size, np.uint8) if smd.size else False
+            if self._scratch is not False:
+                mem = self._mem(E.ARG_SCRATCHPAD)
+                check(lib.dnnl_memory_set_data_handle(mem, self._scratch.ctypes.data),
+                      "set_data_handle")
+                ea[n].arg, ea[n].memory = E.ARG_SCRATCHPAD, mem
+                n += 1
             _lib.set_threads(self.threads)
             check(lib.dnnl_primitive_execute(self.prim, _lib.stream(), n, ea),
                   f"{self.what} execute")

@@ -12,6 +12,7 @@ from .. import rules
 from ..grad import bw, kept, multi_bw
 from ..params import Field, Params
 from ..registry import Dispatch, OpDef, register
+from . import _onednn_layers as _dnn
 from ._common import Checked, D, norm_axis, require
 
 # ----------------------------------------------------------------------------- Activation
@@ -345,13 +346,18 @@ def _out_dtype(a, x):
 
 def _sm_fwd(kind):
     def k(a, xs):
-        y = _sm_core(a, xs, kind == "log_softmax", kind == "softmin")
+        y = _dnn.softmax_fwd(a, xs[0], kind)
+        if y is None:
+            y = _sm_core(a, xs, kind == "log_softmax", kind == "softmin")
         return (y.astype(_out_dtype(a, xs[0]), copy=False),)
     return k
 
 
 def _sm_bwd(kind):
     def k(a, xs):
+        dx = _dnn.softmax_bwd(a, xs[0], xs[1], kind)
+        if dx is not None and xs[-1].dtype == dx.dtype:
+            return (dx,)
         # float32 (or float64) throughout, the row sums accumulated in float64
         wd = np.result_type(xs[0].dtype, xs[1].dtype, np.float32)
         g, y = xs[0].astype(wd, copy=False), xs[1].astype(wd, copy=False)

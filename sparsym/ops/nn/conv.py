@@ -12,6 +12,7 @@ from .. import rules
 from ..grad import bw, kept, multi_bw
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
+from . import _onednn_layers as _dnn
 from ._common import Checked, D, require
 
 _LAYOUTS = (None, "NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
@@ -385,6 +386,9 @@ def _pool_args(a):
 
 
 def _pool_fwd(a, xs):
+    y = _dnn.pool_fwd(a, xs[0])
+    if y is not None:
+        return (y,)
     x = _to_cf(a, xs[0])
     if a.pool_type == "lp":
         pv = a.p_value
@@ -396,6 +400,9 @@ def _pool_fwd(a, xs):
 
 
 def _pool_bwd(a, xs):
+    dx = _dnn.pool_bwd(a, xs[0], xs[1])
+    if dx is not None:
+        return (dx,)
     g, x, y = _to_cf(a, xs[0]), _to_cf(a, xs[1]), _to_cf(a, xs[2])
     if a.pool_type == "lp":
         pv = a.p_value

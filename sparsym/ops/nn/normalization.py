@@ -15,6 +15,7 @@ from .. import rules
 from ..grad import kept, multi_bw
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
+from . import _onednn_layers as _dnn
 from ._common import Checked, D, norm_axis, require
 
 
@@ -319,6 +320,9 @@ def _lrn_scale(a, xc):
 
 def _lrn_fwd(a, xs):
     x = xs[0]
+    y = _dnn.lrn_fwd(a, x)
+    if y is not None:
+        return (y,)
     xc = x.astype(np.float64 if x.dtype == np.float64 else np.float32, copy=False)
     return ((xc * _lrn_scale(a, xc) ** -a.beta).astype(x.dtype, copy=False),)
 

@@ -5,7 +5,8 @@ parameter vector. A training forward keeps every step's gate activations (MXNet'
 space) for the backward op, found through the call's hidden seed output; a backward that
 cannot find them (the seed array was copied) reruns the forward keeping them. Dropout
 between layers draws its masks from a per-call seed kept in that hidden output, so a rerun
-sees the same masks."""
+sees the same masks. float32 calls without an LSTM projection run on oneDNN's RNN
+primitives (one per layer, kernels/onednn/rnn.py) where oneDNN is selected."""
 from __future__ import annotations
 
 import threading
@@ -14,6 +15,8 @@ import weakref
 import numpy as np
 
 from ... import random as _random
+from ...kernels import onednn as dnn
+from ...kernels.onednn import rnn as drnn
 from ...kernels.rnn import GATES, layout, rnn_backward, rnn_forward
 from .. import rules
 from ..grad import kept, multi_bw
@@ -133,9 +136,7 @@ def _kept(seed_arr):
 def _rnn_fwd(a, xs):
     train = bool(a.get("__is_train__", False))
     seed = int(_random.rng().integers(0, 2 ** 31 - 1)) if train and a.p > 0 else -1
-    out, finals, cache = rnn_forward(a.mode, xs[0], xs[1], list(xs[2:]), a.num_layers,
-                                     a.bidirectional, a.p, _masks(a, seed), keep=train,
-                                     proj=a.projection_size)
+    out, finals, cache = _forward(a, xs, seed, train)
     seed_arr = np.array([seed], np.float64)
     if cache is not None:
         _keep(seed_arr, cache)
@@ -148,17 +149,25 @@ def _rnn_bwd(a, xs):
     cache = _kept(seed)
     if cache is None:
         cache = _rerun(a, fwd_ins, int(np.asarray(seed).reshape(-1)[0]))
-    dx, dparams, dstates = rnn_backward(a.mode, cache, ograds[0], list(ograds[1:]),
-                                        a.num_layers, a.bidirectional)
+    back = drnn.rnn_backward if cache.get("onednn") else rnn_backward
+    dx, dparams, dstates = back(a.mode, cache, ograds[0], list(ograds[1:]), a.num_layers,
+                                a.bidirectional)
     return (dx, dparams, *dstates)
 
 
 def _rerun(a, fwd_ins, seed):
     """The activations of the forward call with ``seed`` (its dropout masks), recomputed."""
-    _, _, cache = rnn_forward(a.mode, fwd_ins[0], fwd_ins[1], list(fwd_ins[2:]),
-                              a.num_layers, a.bidirectional, a.p, _masks(a, seed), keep=True,
-                              proj=a.projection_size)
-    return cache
+    return _forward(a, fwd_ins, seed, True)[2]
+
+
+def _forward(a, xs, seed, keep):
+    """The fused forward on oneDNN where it is selected and takes the call, else on the
+    NumPy kernels; (out, finals, cache or None)."""
+    args = (a.mode, xs[0], xs[1], list(xs[2:]), a.num_layers, a.bidirectional, a.p,
+            _masks(a, seed))
+    if drnn.supported(a.mode, xs[0], xs[1], xs[2:], a.projection_size) and dnn.enabled():
+        return drnn.rnn_forward(*args, keep=keep)
+    return rnn_forward(*args, keep=keep, proj=a.projection_size)
 
 
 def _rnn_grad(node, og):

@@ -1,0 +1,309 @@
+"""One layer of a fused RNN (LSTM, GRU, vanilla relu/tanh; one or two directions) on
+oneDNN's RNN primitives, forward and backward, in MXNet's (cuDNN's) parameter layout.
+
+Storage contract: float32 arrays. ``x`` (T, N, C) time-major, C-contiguous; per direction
+``Wi`` (G*H, C), ``Wh`` (G*H, H), ``bi``, ``bh`` (G*H,) in MXNet's gate order (lstm i, f, g,
+o; gru r, z, n; vanilla one gate); ``h0``/``c0`` (D, N, H). Outputs are fresh arrays.
+
+Mapping onto oneDNN: weights are described in place with oneDNN's ``ldgoi`` order (MXNet's
+row-major (G*H, C) block) and reordered into the primitive's layout. LSTM and vanilla RNN
+take one bias per gate (``bi + bh``; its gradient is both biases' gradient). MXNet's GRU is
+oneDNN's linear-before-reset GRU with the gates (z, r, n) and a fourth bias (``bh_n``,
+inside the reset product), so r and z swap places going in and coming out.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import core
+from ._lib import E
+
+__all__ = ["forward", "backward", "GATES"]
+
+GATES = {"lstm": 4, "gru": 3, "rnn_relu": 1, "rnn_tanh": 1}
+_F = np.float32
+
+
+def _perm(mode, w, h):
+    """MXNet's gate blocks (rows of ``w``, each ``h`` long) in oneDNN's order (and back:
+    the swap is its own inverse)."""
+    if mode != "gru":
+        return w
+    return np.concatenate([w[h:2 * h], w[:h], w[2 * h:]])
+
+
+def _bias(mode, bi, bh, h):
+    """oneDNN's (G or G+1, H) bias of one direction."""
+    if mode == "gru":
+        b = _perm(mode, bi, h).copy()
+        b[:2 * h] += _perm(mode, bh, h)[:2 * h]
+        return np.concatenate([b, bh[2 * h:]]).reshape(4, h)
+    return (bi + bh).reshape(GATES[mode], h)
+
+
+def _nbias(mode):
+    return 4 if mode == "gru" else GATES[mode]
+
+
+def _descs(mode, T, N, C, H, D):
+    """Memory descriptors of one layer: (plain ones by argument, weight dims)."""
+    G = GATES[mode]
+    f = np.float32
+    mds = {
+        E.ARG_SRC_LAYER: core.md_tag((T, N, C), f, E.tnc),
+        E.ARG_SRC_ITER: core.md_tag((1, D, N, H), f, E.ldnc),
+        E.ARG_BIAS: core.md_tag((1, D, _nbias(mode), H), f, E.ldgo),
+        E.ARG_DST_LAYER: core.md_tag((T, N, D * H), f, E.tnc),
+        E.ARG_DST_ITER: core.md_tag((1, D, N, H), f, E.ldnc),
+        E.ARG_WEIGHTS_LAYER: core.md_tag((1, D, C, G, H), f),
+        E.ARG_WEIGHTS_ITER: core.md_tag((1, D, H, G, H), f),
+    }
+    if mode == "lstm":
+        mds[E.ARG_SRC_ITER_C] = core.md_tag((1, D, N, H), f, E.ldnc)
+        mds[E.ARG_DST_ITER_C] = core.md_tag((1, D, N, H), f, E.ldnc)
+    return mds
+
+
+def _direction(D):
+    return E.bidirectional_concat if D == 2 else E.unidirectional_left2right
+
+
+def _fwd_args(mode, m):
+    a = [m[E.ARG_SRC_LAYER].ptr, m[E.ARG_SRC_ITER].ptr]
+    if mode == "lstm":
+        a.append(m[E.ARG_SRC_ITER_C].ptr)
+    a += [m[E.ARG_WEIGHTS_LAYER].ptr, m[E.ARG_WEIGHTS_ITER].ptr]
+    if mode == "lstm":
+        a += [None, None]  # no peephole, no projection
+    a += [m[E.ARG_BIAS].ptr, m[E.ARG_DST_LAYER].ptr, m[E.ARG_DST_ITER].ptr]
+    if mode == "lstm":
+        a.append(m[E.ARG_DST_ITER_C].ptr)
+    return a
+
+
+_CREATE = {"lstm": "lstm", "gru": "lbr_gru", "rnn_relu": "vanilla_rnn",
+           "rnn_tanh": "vanilla_rnn"}
+
+
+def _head(mode, prop, D):
+    """The leading arguments of a ``*_primitive_desc_create`` call after the engine."""
+    if mode.startswith("rnn"):
+        act = E.eltwise_relu if mode == "rnn_relu" else E.eltwise_tanh
+        return [prop, act, _direction(D)]
+    return [prop, _direction(D)]
+
+
+def _tail(mode, flags):
+    return [flags, 0.0, 0.0] if mode.startswith("rnn") else [flags]
+
+
+def _fwd_prim(mode, T, N, C, H, D, train):
+    prop = E.forward_training if train else E.forward_inference
+    key = ("rnn_fwd", mode, T, N, C, H, D, prop)
+
+    def create():
+        m = _descs(mode, T, N, C, H, D)
+        return core.create_pd(f"dnnl_{_CREATE[mode]}_forward_primitive_desc_create",
+                              *_head(mode, prop, D), *_fwd_args(mode, m),
+                              *_tail(mode, E.rnn_flags_undef))
+    work = T * N * GATES[mode] * H * (C + H) * D
+    return core.primitive(key, create, work=work)
+
+
+def _weights_plain(mode, ws, dims):
+    """The stacked per-direction MXNet blocks (G*H, K) as an array whose logical dims are
+    oneDNN's (1, D, K, G, H) (strides of the ldgoi order)."""
+    D, K, G, H = dims[1], dims[2], dims[3], dims[4]
+    stack = np.ascontiguousarray(np.stack([_perm(mode, w, H) for w in ws]), dtype=_F)
+    return stack.reshape(1, D, G, H, K).transpose(0, 1, 4, 2, 3)
+
+
+def _plain_into(t, arr):
+    """Reorder oneDNN tensor (or array) ``t`` into the (possibly strided) array ``arr``."""
+    if not isinstance(t, core.Tensor):
+        arr[...] = t
+        return arr
+    dst = core.md_plain(arr.shape, _F, [s // arr.itemsize for s in arr.strides])
+    core.reorder_md(t.md, dst).execute({E.ARG_FROM: t.data, E.ARG_TO: arr})
+    return arr
+
+
+def forward(mode, x, Wi, Wh, bi, bh, h0, c0=None, train=False):
+    """(y (T, N, D*H), hT (D, N, H), cT or None, saved or None): one layer, ``Wi`` etc. are
+    lists with one entry per direction. ``saved`` (training) holds what :func:`backward`
+    needs."""
+    T, N, C = x.shape
+    D = len(Wi)
+    H = Wh[0].shape[1]
+    prim = _fwd_prim(mode, T, N, C, H, D, train)
+    wl = core.from_plain(_weights_plain(mode, Wi, (1, D, C, GATES[mode], H)),
+                         prim.md(E.ARG_WEIGHTS_LAYER))
+    wi = core.from_plain(_weights_plain(mode, Wh, (1, D, H, GATES[mode], H)),
+                         prim.md(E.ARG_WEIGHTS_ITER))
+    bias = np.ascontiguousarray(np.stack([_bias(mode, b1, b2, H) for b1, b2 in zip(bi, bh)])
+                                [None], dtype=_F)
+    x = np.ascontiguousarray(x, dtype=_F)
+    h0 = np.ascontiguousarray(h0, dtype=_F).reshape(1, D, N, H)
+    y = np.empty((T, N, D * H), _F)
+    hT = np.empty((1, D, N, H), _F)
+    args = {E.ARG_SRC_LAYER: x, E.ARG_SRC_ITER: h0, E.ARG_WEIGHTS_LAYER: _buf(wl),
+            E.ARG_WEIGHTS_ITER: _buf(wi), E.ARG_BIAS: bias, E.ARG_DST_LAYER: y,
+            E.ARG_DST_ITER: hT}
+    cT = None
+    if mode == "lstm":
+        c0 = np.ascontiguousarray(c0, dtype=_F).reshape(1, D, N, H)
+        cT = np.empty((1, D, N, H), _F)
+        args[E.ARG_SRC_ITER_C], args[E.ARG_DST_ITER_C] = c0, cT
+    ws = None
+    if train:
+        ws = core.Tensor(prim.md(E.ARG_WORKSPACE))
+        args[E.ARG_WORKSPACE] = ws.data
+    prim.execute(args)
+    saved = None
+    if train:
+        saved = dict(x=x, h0=h0, c0=c0, y=y, hT=hT, cT=cT, bias=bias, ws=ws, fwd=prim,
+                     Wi=Wi, Wh=Wh)
+    return y, hT[0], (cT[0] if cT is not None else None), saved
+
+
+def _buf(t):
+    return t.data if isinstance(t, core.Tensor) else t
+
+
+def backward(mode, saved, dy, dhT=None, dcT=None):
+    """Gradients of one layer: (dx, dWi list, dWh list, dbi list, dbh list, dh0, dc0)."""
+    x, fwd = saved["x"], saved["fwd"]
+    T, N, C = x.shape
+    D = len(saved["Wi"])
+    H = saved["Wh"][0].shape[1]
+    G = GATES[mode]
+    key = ("rnn_bwd", mode, T, N, C, H, D)
+
+    def create():
+        m = _descs(mode, T, N, C, H, D)
+        dm = _descs(mode, T, N, C, H, D)
+        fa = _fwd_args(mode, m)
+        da = _fwd_args(mode, dm)
+        # diff args: src_layer, src_iter[, src_iter_c], weights..., bias, dst_layer,
+        # dst_iter[, dst_iter_c] in the forward's order
+        return core.create_pd(f"dnnl_{_CREATE[mode]}_backward_primitive_desc_create",
+                              *_head(mode, E.backward, D), *fa, *da,
+                              *_tail(mode, E.rnn_flags_diff_weights_overwrite), fwd.pd)
+    prim = core.primitive(key, create, work=3 * T * N * G * H * (C + H) * D)
+    wl = core.from_plain(_weights_plain(mode, saved["Wi"], (1, D, C, G, H)),
+                         prim.md(E.ARG_WEIGHTS_LAYER))
+    wi = core.from_plain(_weights_plain(mode, saved["Wh"], (1, D, H, G, H)),
+                         prim.md(E.ARG_WEIGHTS_ITER))
+    zeros = np.zeros((1, D, N, H), _F)
+    dy = np.ascontiguousarray(dy, dtype=_F)
+    dx = np.empty((T, N, C), _F)
+    dh0 = np.empty((1, D, N, H), _F)
+    dbias = np.empty((1, D, _nbias(mode), H), _F)
+    dwl = core.Tensor(prim.md(E.ARG_DIFF_WEIGHTS_LAYER))
+    dwi = core.Tensor(prim.md(E.ARG_DIFF_WEIGHTS_ITER))
+    args = {E.ARG_SRC_LAYER: x, E.ARG_SRC_ITER: saved["h0"], E.ARG_WEIGHTS_LAYER: _buf(wl),
+            E.ARG_WEIGHTS_ITER: _buf(wi), E.ARG_BIAS: saved["bias"],
+            E.ARG_DST_LAYER: saved["y"], E.ARG_DST_ITER: saved["hT"],
+            E.ARG_DIFF_SRC_LAYER: dx, E.ARG_DIFF_SRC_ITER: dh0,
+            E.ARG_DIFF_WEIGHTS_LAYER: dwl.data, E.ARG_DIFF_WEIGHTS_ITER: dwi.data,
+            E.ARG_DIFF_BIAS: dbias, E.ARG_DIFF_DST_LAYER: dy,
+            E.ARG_DIFF_DST_ITER: zeros if dhT is None else
+            np.ascontiguousarray(dhT, dtype=_F).reshape(1, D, N, H),
+            E.ARG_WORKSPACE: saved["ws"].data}
+    dc0 = None
+    if mode == "lstm":
+        dc0 = np.empty((1, D, N, H), _F)
+        args.update({E.ARG_SRC_ITER_C: saved["c0"], E.ARG_DST_ITER_C: saved["cT"],
+                     E.ARG_DIFF_SRC_ITER_C: dc0,
+                     E.ARG_DIFF_DST_ITER_C: zeros if dcT is None else
+                     np.ascontiguousarray(dcT, dtype=_F).reshape(1, D, N, H)})
+    prim.execute(args)
+    dWi = _weights_back(mode, dwl, D, C, G, H)
+    dWh = _weights_back(mode, dwi, D, H, G, H)
+    dbi, dbh = [], []
+    for d in range(D):
+        b = dbias[0, d]
+        if mode == "gru":
+            gi = _perm(mode, b[:3].reshape(-1), H)
+            gh = gi.copy()
+            gh[2 * H:] = b[3]
+        else:
+            gi = b.reshape(-1)
+            gh = gi.copy()
+        dbi.append(gi)
+        dbh.append(gh)
+    return (dx, dWi, dWh, dbi, dbh, dh0[0], dc0[0] if dc0 is not None else None)
+
+
+def _weights_back(mode, t, D, K, G, H):
+    """MXNet's (G*H, K) blocks per direction from a oneDNN weight gradient."""
+    out = np.empty((1, D, G, H, K), _F)
+    _plain_into(t, out.transpose(0, 1, 4, 2, 3))
+    return [_perm(mode, out[0, d].reshape(G * H, K), H) for d in range(D)]
+
+
+def supported(mode, x, params, states, proj):
+    """Whether :func:`rnn_forward` takes this call (float32, no LSTM projection)."""
+    return (proj is None and mode in GATES and x.dtype == _F and params.dtype == _F
+            and all(s.dtype == _F for s in states) and x.ndim == 3)
+
+
+def rnn_forward(mode, x, params, states, num_layers, bidirectional, p=0.0, rng=None,
+                keep=False):
+    """The fused multi-layer RNN of ``kernels.rnn.rnn_forward`` (same arguments, results,
+    dropout masks drawn in the same order) with one oneDNN primitive per layer; the cache
+    is for :func:`rnn_backward` only."""
+    from .. import rnn as krnn
+    T, N, C = x.shape
+    H = states[0].shape[-1]
+    D = 2 if bidirectional else 1
+    table, _ = krnn.layout(mode, H, num_layers, bidirectional, C)
+    finals = [np.empty(s.shape, _F) for s in states]
+    inp, layers = np.ascontiguousarray(x), []
+    for li in range(num_layers):
+        views = [krnn._views(params, table, li, d) for d in range(D)]
+        sl = slice(li * D, (li + 1) * D)
+        y, hT, cT, saved = forward(mode, inp, *([v[j] for v in views] for j in range(4)),
+                                   states[0][sl], states[1][sl] if mode == "lstm" else None,
+                                   train=keep)
+        finals[0][sl] = hT
+        if mode == "lstm":
+            finals[1][sl] = cT
+        mask = None
+        if rng is not None and p > 0 and li < num_layers - 1:
+            mask = (rng.random(y.shape) >= p).astype(_F) / _F(1 - p)
+        layers.append({"saved": saved, "mask": mask})
+        inp = y * mask if mask is not None else y
+    cache = {"onednn": True, "layers": layers, "table": table} if keep else None
+    return inp, finals, cache
+
+
+def rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
+    """(dx, dparams, [dh0(, dc0)]) from a ``keep=True`` :func:`rnn_forward`'s cache."""
+    table, layers = cache["table"], cache["layers"]
+    D = 2 if bidirectional else 1
+    dvec = np.zeros(sum(int(np.prod(s)) for _, s in table.values()), _F)
+    st0 = layers[0]["saved"]
+    n_st = 2 if mode == "lstm" else 1
+    dst = [np.zeros((num_layers * D,) + st0["h0"].shape[2:], _F) for _ in range(n_st)]
+    dy = dout
+    for li in range(num_layers - 1, -1, -1):
+        sl = slice(li * D, (li + 1) * D)
+        dh = dstates[0][sl] if dstates and dstates[0] is not None else None
+        dc = (dstates[1][sl] if mode == "lstm" and len(dstates) > 1 and dstates[1] is not None
+              else None)
+        dx, dWi, dWh, dbi, dbh, dh0, dc0 = backward(mode, layers[li]["saved"], dy, dh, dc)
+        for d in range(D):
+            for part, g in zip(("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias"),
+                               (dWi[d], dWh[d], dbi[d], dbh[d])):
+                off, shape = table[(li, d, part)]
+                dvec[off:off + g.size] = g.reshape(-1)
+        dst[0][sl] = dh0
+        if mode == "lstm":
+            dst[1][sl] = dc0
+        if li > 0:
+            mask = layers[li - 1]["mask"]
+            dy = dx * mask if mask is not None else dx
+        else:
+            dy = dx
+    return dy, dvec, dst
