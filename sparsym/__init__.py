@@ -67,6 +67,7 @@ def __getattr__(attr):
         return importlib.import_module(".test_utils", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 __version__ = "0.1.0"
+__mxnet_version__ = "1.9.1"   # the MXNet API level (`mxnet.__version__` under the alias)
 
 
 def _freeze_import_objects():

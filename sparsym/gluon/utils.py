@@ -22,6 +22,19 @@ class DownloadError(MXNetError, OSError):
     """A file could not be downloaded (no network, a bad URL or a checksum mismatch)."""
 
 
+def _get_repo_url():
+    """The base URL of the Gluon dataset and model repository: ``$MXNET_GLUON_REPO`` or
+    Apache's, ending with ``/``."""
+    url = os.environ.get("MXNET_GLUON_REPO",
+                         "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/")
+    return url if url.endswith("/") else url + "/"
+
+
+def _get_repo_file_url(namespace, filename):
+    """The URL of ``filename`` under ``namespace`` in the Gluon repository."""
+    return f"{_get_repo_url()}{namespace}/{filename}"
+
+
 def split_data(data, num_slice, batch_axis=0, even_split=True):
     """Split ``data`` into ``num_slice`` slices along ``batch_axis``.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.pool
 import os
+from multiprocessing.reduction import ForkingPickler  # noqa: F401  (MXNet's name, used by GluonNLP)
 
 import numpy as np
 
