@@ -226,15 +226,21 @@ def union_apply_rsp(a: RSP, b: RSP, fn) -> RSP:
     return RSP(out, idx[:nu].copy(), a.shape)
 
 
-def mul_rsp_rsp(a: RSP, b: RSP) -> RSP:
-    """a * b on the intersection of rows; inputs canonical, output canonical."""
-    _check_same(a, b, "mul(row_sparse, row_sparse)")
-    n = min(len(a.indices), len(b.indices))
+def intersect_rows(ai, bi):
+    """(rows in both sorted unique ``ai`` and ``bi``, their positions in ai, in bi)."""
+    n = min(len(ai), len(bi))
     idx = np.empty(n, dtype=IDX)
     pa = np.empty(n, dtype=IDX)
     pb = np.empty(n, dtype=IDX)
-    k = _merge_inter(a.indices, b.indices, idx, pa, pb)
-    return RSP(a.data[pa[:k]] * b.data[pb[:k]], idx[:k].copy(), a.shape)
+    k = _merge_inter(ai, bi, idx, pa, pb)
+    return idx[:k], pa[:k], pb[:k]
+
+
+def mul_rsp_rsp(a: RSP, b: RSP) -> RSP:
+    """a * b on the intersection of rows; inputs canonical, output canonical."""
+    _check_same(a, b, "mul(row_sparse, row_sparse)")
+    idx, pa, pb = intersect_rows(a.indices, b.indices)
+    return RSP(a.data[pa] * b.data[pb], idx, a.shape)
 
 
 def mul_rsp_dns(a: RSP, d: np.ndarray) -> RSP:

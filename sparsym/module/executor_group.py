@@ -81,6 +81,29 @@ def _per_device_group2ctxs(group2ctxs, n_dev):
     return out
 
 
+class PulledRows:
+    """Which rows the executors' row_sparse weights hold when a kvstore updates them.
+
+    After an update on the store they hold stale values; ``Module.prepare`` pulls the rows
+    one batch needs (``pulled_for[name] is batch``); ``complete`` names the weights that hold
+    every current row. Shared by the groups of a bucketing module (their arrays are shared).
+    """
+
+    def __init__(self):
+        self.complete = set()
+        self.pulled_for = {}
+
+    def holds(self, name, batch):
+        """True when ``name``'s arrays hold every row ``batch`` can read."""
+        return name in self.complete or self.pulled_for.get(name) is batch
+
+    def stale(self, names):
+        """The store updated ``names``: no batch's rows are current any more."""
+        for n in names:
+            self.complete.discard(n)
+            self.pulled_for.pop(n, None)
+
+
 class DataParallelExecutorGroup:
     """Executors for ``contexts`` that share parameters with ``shared_group`` (buckets).
 
@@ -108,6 +131,8 @@ class DataParallelExecutorGroup:
         self.group2ctxs = _per_device_group2ctxs(group2ctxs, len(self.contexts))
         self.shared_data_arrays = (shared_group.shared_data_arrays if shared_group is not None
                                    else [{} for _ in self.contexts])
+        self.pulled_rows = (shared_group.pulled_rows if shared_group is not None
+                            else PulledRows())
         self.batch_size = None
         self.slices = None
         self.execs = []
@@ -224,6 +249,9 @@ class DataParallelExecutorGroup:
     def set_params(self, arg_params, aux_params, allow_extra=False):
         for exe in self.execs:
             exe.copy_params_from(arg_params, aux_params, allow_extra_params=allow_extra)
+        given = [n for n in self.param_names if n in (arg_params or {})]
+        self.pulled_rows.stale(given)
+        self.pulled_rows.complete.update(given)
 
     def get_params(self, arg_params, aux_params):
         """Average parameters over devices into ``arg_params`` / ``aux_params``."""

@@ -351,7 +351,32 @@ class Module(_StoredIO, BaseModule):
             else:
                 new_ls = None
             self.reshape(new_ds, new_ls)
+            g = self._exec_group
+        self._pull_missing_rows(data_batch)
         g.forward(data_batch, is_train)
+
+    def _store_updates_rows(self):
+        """True when the kvstore updates the weights and row_sparse ones are pulled."""
+        return bool(self._kvstore) and bool(self._update_on_kvstore)
+
+    def _pull_missing_rows(self, data_batch):
+        """Pull every row of each row_sparse weight not pulled for ``data_batch``.
+
+        After an update on the kvstore the executors' row_sparse weights are stale, and after
+        ``prepare`` they hold only the rows of the prepared batch: a forward over any other
+        batch (``score``/``predict`` without ``sparse_row_id_fn``) must not read them.
+        """
+        if not self._store_updates_rows():
+            return
+        import numpy as np
+        g = self._exec_group
+        rows = g.pulled_rows
+        for idx, (name, arrays) in enumerate(zip(g.param_names, g.param_arrays)):
+            if arrays[0].stype != "row_sparse" or rows.holds(name, data_batch):
+                continue
+            ids = wrap(np.arange(arrays[0].shape[0], dtype=np.int64))
+            self._kvstore.row_sparse_pull(name, arrays, priority=-idx, row_ids=ids)
+            rows.complete.add(name)
 
     def _check_ready(self, what):
         if not (self.binded and self.params_initialized):
@@ -372,6 +397,9 @@ class Module(_StoredIO, BaseModule):
             from .kvstore_util import update_params_on_kvstore
             update_params_on_kvstore(g.param_arrays, g.grad_arrays, self._kvstore,
                                      self._param_names)
+            g.pulled_rows.stale(n for n, ws, gs in
+                                zip(g.param_names, g.param_arrays, g.grad_arrays)
+                                if gs[0] is not None and ws[0].stype == "row_sparse")
             return
         from .kvstore_util import update_params
         update_params(g.param_arrays, g.grad_arrays, self._updater, len(self._context),
@@ -427,13 +455,14 @@ class Module(_StoredIO, BaseModule):
 
         ``sparse_row_id_fn(batch) -> {param_name: row_ids}``. Without a kvstore that
         holds the parameters (single device, or local updates) every row is already in
-        place and this warns (MXNet's UserWarning).
+        place and this warns (MXNet's UserWarning). ``forward`` on a batch that was not
+        prepared pulls every row of the row_sparse weights it would otherwise read stale.
         """
         if not self.binded:
             raise MXNetError("call bind before prepare")
         if sparse_row_id_fn is None:
             return
-        if not self._kvstore or not self._update_on_kvstore:
+        if not self._store_updates_rows():
             warnings.warn(UserWarning("Parameters are not updated in the KVStore. No need to "
                                       "call sparse_row_id_fn."), stacklevel=2)
             return
@@ -449,3 +478,5 @@ class Module(_StoredIO, BaseModule):
                                     "row_sparse_pull.", name)
                 continue
             self._kvstore.row_sparse_pull(name, arrays, priority=-idx, row_ids=rid)
+            g.pulled_rows.stale([name])
+            g.pulled_rows.pulled_for[name] = data_batch

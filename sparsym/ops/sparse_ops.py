@@ -169,10 +169,15 @@ register(OpDef(
 
 def _bsqsum(a, xs):
     og, x = xs
-    g = st.todense(og)
     shape = x.shape
     keep = tuple(1 if i in _axes(a, len(shape)) else d for i, d in enumerate(shape))
-    g = g.reshape(keep)
+    if isinstance(x, st.RSP) and isinstance(og, st.RSP) and keep[0] != 1:
+        # rows kept: only rows stored in both can have a gradient (MXNet keeps the
+        # intersection, so a lazy optimizer leaves the other stored rows alone)
+        idx, px, pg = krsp.intersect_rows(x.indices, og.indices)
+        gr = og.data[pg].reshape((len(idx),) + keep[1:])
+        return (st.RSP((2 * x.data[px] * gr).astype(x.dtype, copy=False), idx, shape),)
+    g = st.todense(og).reshape(keep)
     if isinstance(x, st.RSP):
         # the stored rows' gradient: g's rows at x.indices, or g itself when axis 0 was
         # reduced (it broadcasts) or every row is stored; no gather from a broadcast view
@@ -188,7 +193,8 @@ register(OpDef(
     dispatch=(Dispatch((D, D), (D,), _bsqsum), Dispatch(("*", R), (R,), _bsqsum),
               Dispatch(("*", "*"), (D,), _bsqsum)),
     infer_shape=rules.grads_like_inputs(1), infer_type=rules.grads_like_inputs_type(1),
-    doc="2 * data * ograd (broadcast); row_sparse data gives a row_sparse gradient."))
+    doc="2 * data * ograd (broadcast); row_sparse data gives a row_sparse gradient (on the "
+        "rows stored in both data and a row_sparse ograd)."))
 
 
 # ----------------------------------------------------------------------------- getnnz
