@@ -15,8 +15,9 @@ import the engine and make its first call in the child.
 Adding a primitive: append ``(name, shape label, snippet)`` tuples to ``CASES`` (a snippet
 may use ``rand(*shape)`` for float32 NDArrays and ``sync(x)`` to wait for a result).
 
-Usage: python benchmarks/onednn_primitives.py [--only conv] [--rounds 3] [--reps 10]
-       [--engines onednn,numba,mxnet] [--mxnet-python ~/mxref/bin/python] [--quick]
+Usage: python benchmarks/onednn_primitives.py [--only conv,pool,batchnorm,fc,softmax,rnn]
+       [--rounds 3] [--reps 10] [--engines onednn,numba,mxnet]
+       [--mxnet-python ~/mxref/bin/python] [--quick]
 """
 from __future__ import annotations
 
@@ -101,6 +102,70 @@ def grads(on):
     return run
 fns = {"fwd": fwd, "fwd+bwd_data": grads([x]), "fwd+bwd_weights": grads([wt])}
 """))
+
+def _op(inputs, call, weights=()):
+    """Snippet of one op: ``inputs`` {name: shape} made with rand, ``call`` an expression
+    over them; fwd, fwd+bwd_data (gradient of the first input) and, when ``weights`` names
+    inputs, fwd+bwd_weights."""
+    made = "\n".join(f"{k} = rand(*{v!r})" for k, v in inputs.items())
+    first = next(iter(inputs))
+    return f"""
+{made}
+def out():
+    y = {call}
+    return y[0] if isinstance(y, (list, tuple)) else y
+def fwd():
+    sync(out())
+def grads(on):
+    for a in on:
+        a.attach_grad()
+    def run():
+        with mx.autograd.record():
+            y = out()
+        y.backward()
+        for a in on:
+            sync(a.grad)
+    return run
+fns = {{"fwd": fwd, "fwd+bwd_data": grads([{first}])}}
+if {list(weights)!r}:
+    fns["fwd+bwd_weights"] = grads([{", ".join(weights) or "None"}])
+"""
+
+
+_POOLS = (("resnet18 max 3x3s2 64 @16", (32, 64, 16, 16),
+           "kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type='max'"),
+          ("resnet18 global avg 512 @1", (32, 512, 1, 1), "kernel=(1, 1), global_pool=True, "
+                                                          "pool_type='avg'"),
+          ("lenet max 2x2 20 @24", (64, 20, 24, 24), "kernel=(2, 2), stride=(2, 2)"),
+          ("lenet max 2x2 50 @8", (64, 50, 8, 8), "kernel=(2, 2), stride=(2, 2)"),
+          ("avg 3x3s1 full 32 @17", (32, 32, 17, 17), "kernel=(3, 3), pool_type='avg', "
+                                                      "pooling_convention='full'"))
+for _label, _shape, _kw in _POOLS:
+    CASES.append(("pool", _label, _op({"x": _shape}, f"mx.nd.Pooling(x, {_kw})")))
+for _c, _hw in ((64, 16), (64, 8), (128, 4), (256, 2), (512, 1)):
+    CASES.append(("batchnorm", f"resnet18 {_c} @{_hw}", _op(
+        {"x": (32, _c, _hw, _hw), "g": (_c,), "b": (_c,), "mm": (_c,), "mv": (_c,)},
+        "mx.nd.BatchNorm(x, g, b, mm, mx.nd.abs(mv), fix_gamma=False)", ("g", "b"))))
+for _label, (_n, _k, _m) in (("lenet 800->500", (64, 800, 500)), ("lenet 500->10", (64, 500, 10)),
+                             ("resnet18 512->10", (32, 512, 10))):
+    CASES.append(("fc", _label, _op({"x": (_n, _k), "w": (_m, _k), "b": (_m,)},
+                                    f"mx.nd.FullyConnected(x, w, b, num_hidden={_m})",
+                                    ("w", "b"))))
+for _label, _shape in (("loss 32x10", (32, 10)), ("128x1000", (128, 1000)),
+                       ("lm 35x32x10000", (35, 32, 10000))):
+    CASES.append(("softmax", _label, _op({"x": _shape}, "mx.nd.softmax(x, axis=-1)")))
+    CASES.append(("log_softmax", _label, _op({"x": _shape}, "mx.nd.log_softmax(x, axis=-1)")))
+CASES.append(("lrn", "alexnet-like 32 @28 n5", _op({"x": (8, 32, 28, 28)},
+                                                   "mx.nd.LRN(x, nsize=5, alpha=1e-4)")))
+for _mode, _g in (("lstm", 4), ("gru", 3)):
+    # MXNet's word language model shape: 2 layers, 200 units, sequence 35, batch 32
+    _np = 2 * _g * 200 * (200 + 200 + 2)
+    _st = ("h0", "c0") if _mode == "lstm" else ("h0",)
+    CASES.append(("rnn", f"{_mode} 2x200 T35 N32", _op(
+        {"x": (35, 32, 200), "p": (_np,), **{k: (2, 32, 200) for k in _st}},
+        f"mx.nd.RNN(x, p * 0.05, {', '.join(_st)}, state_size=200, num_layers=2, "
+        f"mode='{_mode}')", ("p",))))
+
 
 CHILD = r"""
 import json, os, sys, time

@@ -16,7 +16,17 @@ from numba import njit
 
 from . import _parallel
 
-__all__ = ["as3", "channel_mean_var", "channel_affine", "grad_sums", "grad_dx"]
+__all__ = ["as3", "channel_mean_var", "channel_affine", "grad_sums", "grad_dx",
+           "update_moving"]
+
+
+def update_moving(mm, mv, mean, var, momentum):
+    """MXNet's ``moving = moving * momentum + batch * (1 - momentum)``, in place on the
+    moving mean ``mm`` and variance ``mv`` (the executor's persistent aux states)."""
+    mm *= momentum
+    mm += (1 - momentum) * mean.astype(mm.dtype)
+    mv *= momentum
+    mv += (1 - momentum) * var.astype(mv.dtype)
 
 
 def as3(x, axis):

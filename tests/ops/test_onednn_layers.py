@@ -64,16 +64,21 @@ def test_pooling_paths_agree(shape, kw):
     _same(lambda d: mx.nd.Pooling(d, **kw), [x])
 
 
-def test_pooling_runs_on_onednn_where_it_can():
-    """The oneDNN rows really run (not silently the fallback) for max and avg 2-D pooling."""
-    from sparsym.ops.nn import _onednn_layers as rows
-    x = np.random.RandomState(0).rand(2, 3, 8, 8).astype(np.float32)
+@pytest.mark.parametrize("call", [
+    lambda: mx.nd.Pooling(mx.nd.ones((2, 3, 8, 13)), kernel=(2, 2), stride=(2, 2)),
+    lambda: mx.nd.RNN(mx.nd.ones((3, 2, 7)), mx.nd.ones((4 * 11 * (7 + 11 + 2),)),
+                      mx.nd.zeros((1, 2, 11)), mx.nd.zeros((1, 2, 11)), state_size=11,
+                      num_layers=1, mode="lstm"),
+    lambda: mx.nd.softmax(mx.nd.ones((300, 307))),
+    lambda: mx.nd.LRN(mx.nd.ones((2, 8, 33, 37)), nsize=3),
+], ids=["pooling", "rnn", "softmax", "lrn"])
+def test_rows_run_on_onednn(call):
+    """The oneDNN rows really run (not silently the fallback): a new shape creates a
+    primitive."""
     with dnn.use(True):
         before = dnn.cache_info()["misses"]
-        mx.nd.Pooling(mx.nd.array(x), kernel=(2, 2), stride=(2, 2), pool_type="max",
-                      pad=(0, 1)).asnumpy()
+        call().asnumpy()
         assert dnn.cache_info()["misses"] > before
-    assert rows.pool_fwd.__module__ == rows.__name__
 
 
 @pytest.mark.parametrize("mode", ["lstm", "gru", "rnn_tanh", "rnn_relu"])

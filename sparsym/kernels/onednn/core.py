@@ -60,7 +60,7 @@ class MemoryDesc:
 
     def __del__(self):
         if self.owner is None and self.ptr:
-            lib = _lib._state["lib"]
+            lib = _lib._state["lib"] if _lib is not None else None  # None at exit
             if lib is not None:
                 lib.dnnl_memory_desc_destroy(self.ptr)
             self.ptr = None
@@ -217,7 +217,8 @@ class Primitive:
         self._lock = threading.Lock()
 
     def __del__(self):
-        lib = _lib._state["lib"]
+        # at interpreter exit the module globals may already be gone
+        lib = _lib._state["lib"] if _lib is not None else None
         if lib is None:
             return
         for mem in self._mems.values():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...kernels import norm as knorm
 from ...kernels import onednn as dnn
 from ...kernels import pool as kpool
 from ...kernels.onednn import pool as dpool
@@ -123,3 +124,42 @@ def lrn_fwd(a, x):
         return None
     from ...kernels.onednn import lrn_softmax
     return lrn_softmax.lrn_forward(x, a.nsize, a.alpha, a.beta, a.knorm)
+
+
+# ----------------------------------------------------------------------------- BatchNorm
+def _bn_ok(a, x):
+    """Channel axis 1 of data already in a oneDNN layout (see kernels/onednn/bnorm.py)."""
+    from ...kernels.onednn import bnorm
+    return (a.get("axis", 1) in (1, -3) and bnorm.supported(x) and x.dtype == _F32
+            and dnn.enabled())
+
+
+def bn_fwd(a, x, gamma, beta, mm, mv, batch_stats):
+    """BatchNorm forward on oneDNN: (y, mean, invstd) in x's dtype, the moving statistics
+    updated in place from the batch's (MXNet's momentum rule) when ``batch_stats``; or
+    None."""
+    if not _bn_ok(a, x):
+        return None
+    from ...kernels.onednn import bnorm
+    g = np.ones_like(gamma) if a.fix_gamma else gamma
+    if batch_stats:
+        y, mean, var = bnorm.forward(x, g, beta, a.eps)
+        knorm.update_moving(mm, mv, mean, var, a.momentum)
+    else:
+        y, mean, var = bnorm.forward(x, g, beta, a.eps, mm, mv)
+    invstd = 1.0 / np.sqrt(var.astype(np.float64) + a.eps)
+    return y, mean.astype(_F32), invstd.astype(_F32)
+
+
+def bn_bwd(a, dy, x, gamma, mean, invstd, batch_stats):
+    """BatchNorm's (dx, dgamma, dbeta) on oneDNN from the forward's mean and inverse std,
+    or None."""
+    if not _bn_ok(a, x):
+        return None
+    from ...kernels.onednn import bnorm
+    g = np.ones_like(gamma) if a.fix_gamma else gamma
+    var = 1.0 / np.square(invstd.astype(np.float64)) - a.eps
+    dx, dgamma, dbeta = bnorm.backward(dy, x, g, mean, var, a.eps, not batch_stats)
+    if a.fix_gamma:
+        dgamma = np.zeros_like(gamma)
+    return dx, dgamma.astype(gamma.dtype, copy=False), dbeta.astype(gamma.dtype, copy=False)

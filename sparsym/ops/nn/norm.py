@@ -9,6 +9,7 @@ from .. import rules
 from ..grad import kept, multi_bw
 from ..params import Field
 from ..registry import Dispatch, OpDef, register
+from . import _onednn_layers as _dnn
 from ._common import Checked, D, norm_axis, require
 
 
@@ -67,6 +68,9 @@ def _fast(x):
 
 def _bn_fwd(a, xs):
     x, gamma, beta, mm, mv = xs
+    out = _dnn.bn_fwd(a, x, gamma, beta, mm, mv, _batch_stats(a))
+    if out is not None:
+        return out
     red, bs = _layout(a, x)
     ax = norm_axis(a.axis, x.ndim, "BatchNorm")
     fast = _fast(x)
@@ -81,13 +85,7 @@ def _bn_fwd(a, xs):
             xd = x.astype(np.float64) if x.dtype == np.float16 else x
             mean = xd.mean(axis=red)
             var = ((xd - mean.reshape(bs)) ** 2).mean(axis=red)
-        # MXNet: moving = moving * momentum + batch * (1 - momentum); the aux arrays are
-        # updated in place (they are the executor's persistent aux states)
-        mom = a.momentum
-        mm *= mom
-        mm += (1 - mom) * mean.astype(mm.dtype)
-        mv *= mom
-        mv += (1 - mom) * var.astype(mv.dtype)
+        knorm.update_moving(mm, mv, mean, var, a.momentum)
     else:
         mean, var = mm.astype(np.float64), mv.astype(np.float64)
     invstd = 1.0 / np.sqrt(var + a.eps)
@@ -107,6 +105,9 @@ def _bn_fwd(a, xs):
 
 def _bn_bwd(a, xs):
     g, x, gamma, mean, invstd = xs
+    out = _dnn.bn_bwd(a, g, x, gamma, mean, invstd, _batch_stats(a))
+    if out is not None:
+        return out
     red, bs = _layout(a, x)
     ax = norm_axis(a.axis, x.ndim, "BatchNorm")
     gam = np.ones_like(gamma) if a.fix_gamma else gamma

@@ -1,0 +1,56 @@
+"""oneDNN batch normalization on channel-blocked Tensors against the Numba kernels."""
+import numpy as np
+import pytest
+
+from sparsym.kernels import onednn as dnn
+
+pytestmark = pytest.mark.skipif(not dnn.available(), reason="oneDNN is not installed")
+
+
+def _numba(x, g, b, eps, mean=None, var=None, dy=None):
+    """The reference: the BatchNorm operator's Numba rows."""
+    from sparsym.ops import registry
+    from sparsym.ops.nn import norm
+    a = registry.get_op("BatchNorm").params.parse("BatchNorm", {"fix_gamma": "False",
+                                                               "eps": str(eps)})
+    a = dict(a, __is_train__=mean is None)
+
+    class A(dict):
+        __getattr__ = dict.__getitem__
+    a = A(a)
+    c = x.shape[1]
+    mm = np.zeros(c, np.float32) if mean is None else mean.copy()
+    mv = np.ones(c, np.float32) if var is None else var.copy()
+    with dnn.use(False):
+        y, m, inv = norm._bn_fwd(a, (x, g, b, mm, mv))
+        grads = norm._bn_bwd(a, (dy, x, g, m, inv))
+    return y, m, 1 / inv.astype(np.float64) ** 2 - eps, grads
+
+
+@pytest.mark.parametrize("shape", [(4, 32, 5, 6), (3, 20, 4, 4)])
+@pytest.mark.parametrize("batch_stats", [True, False])
+def test_blocked_batchnorm_matches_numba(shape, batch_stats):
+    from sparsym.kernels.onednn import E, bnorm, core
+    rng = np.random.RandomState(0)
+    c = shape[1]
+    x = (rng.randn(*shape) * 2 + 1).astype(np.float32)
+    dy = rng.randn(*shape).astype(np.float32)
+    g, b = rng.rand(c).astype(np.float32) + 0.5, rng.randn(c).astype(np.float32)
+    mean, var = (None, None) if batch_stats else (rng.randn(c).astype(np.float32),
+                                                  rng.rand(c).astype(np.float32) + 0.5)
+    md = core.md_tag(shape, np.float32, E.nChw16c)  # padded when c is not a multiple of 16
+    xt, dyt = core.from_plain(x, md), core.from_plain(dy, md)
+    assert bnorm.supported(xt) and not bnorm.supported(x)
+    y, m, v = bnorm.forward(xt, g, b, 1e-3, mean, var)
+    assert isinstance(y, core.Tensor)  # stays blocked for the next oneDNN step
+    dx, dg, db = bnorm.backward(dyt, xt, g, m, v, 1e-3, not batch_stats)
+    y0, m0, v0, (dx0, dg0, db0) = _numba(x, g, b, 1e-3, mean, var, dy)
+    np.testing.assert_allclose(core.to_plain(y), y0, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(m, m0, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(v, v0, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(core.to_plain(dx), dx0, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(dg, dg0, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(db, db0, rtol=1e-4, atol=1e-3)
+    # a plain array goes through nChw16c and comes back plain
+    yp, _, _ = bnorm.forward(x, g, b, 1e-3, mean, var)
+    np.testing.assert_allclose(yp, y0, rtol=1e-4, atol=1e-4)
