@@ -15,8 +15,9 @@ import numpy as np
 
 from .. import storage as st
 from ..base import ParamError
+from ..kernels import lamb as klamb
 from . import rules
-from .optimizer_more import adamw_step, lamb_apply, lamb_direction, scaled_grad
+from .optimizer_more import adamw_step, scaled_grad
 from .optimizer_multi import group_shape, mutated_states
 from .params import Field, Params
 from .registry import Dispatch, OpDef, register
@@ -114,24 +115,29 @@ def _lamb(mp):
 
     def kernel(a, xs):
         n = a.num_tensors
+        if n > 45:
+            # MXNet's limit (the kernel's argument block has 45 slots)
+            raise ParamError(f"Invalid number of tensors, the maximum value is 45, and got {n}")
         lrs, wds, steps = (_per_weight(v, n, f"_multi_lamb_update {k}") for k, v in
                            (("learning_rates", a.learning_rates), ("wds", a.wds),
                             ("step_count", a.step_count)))
+        # MXNet documents a bound <= 0 as unset, but its kernel applies bounds >= 0 (an
+        # upper_bound of 0 gives a trust ratio of 1): the kernel's rule is followed
+        lower, upper = a.lower_bound, a.upper_bound
         outs = []
         for i in range(n):
             w, g, mean, var = xs[i * per:i * per + 4]
-            target = xs[i * per + 4] if mp else w
-            wf = target.astype(np.float64)
-            r = lamb_direction(wf, g, mean, var, steps[i], wds[i], a.rescale_grad,
-                               _clip(a.clip_gradient), a.beta1, a.beta2, a.epsilon,
-                               a.bias_correction)
-            # MXNet's multi_lamb: a bound <= 0 is unset (lamb_apply unsets bounds < 0)
-            new = lamb_apply(wf, r, float(np.linalg.norm(wf)), float(np.linalg.norm(r)),
-                             lrs[i], a.lower_bound if a.lower_bound > 0 else -1.0,
-                             a.upper_bound if a.upper_bound > 0 else -1.0)
-            if mp:
-                target[...] = new
-            outs.append(new.astype(w.dtype))
+            # the mp form updates weight32 in place; the plain one returns a new weight
+            target = xs[i * per + 4] if mp else np.array(w, copy=True)
+            r, r1, r2 = klamb.lamb_direction(target, g, mean, var, steps[i], wds[i],
+                                             a.rescale_grad, _clip(a.clip_gradient), a.beta1,
+                                             a.beta2, a.epsilon, a.bias_correction)
+            if mp and w.dtype == np.float16:
+                # MXNet's norm of the weight reads the float16 weight and squares it in
+                # float16 (multi_sum_sq), not the float32 master copy
+                r1 = float(np.sqrt(np.square(w, dtype=np.float16).sum(dtype=np.float64)))
+            klamb.lamb_apply(target, r, lrs[i], klamb.trust_ratio(r1, r2, lower, upper))
+            outs.append(target.astype(w.dtype) if mp else target)
         return tuple(outs)
     return kernel
 

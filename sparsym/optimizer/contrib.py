@@ -46,6 +46,8 @@ class GroupAdaGrad(Optimizer):
         if weight.stype == "row_sparse":
             n = weight.shape[0]
             return wrap(st.RSP(hist, np.arange(n, dtype=np.int64), (n, 1)), weight.context)
+        if weight.stype == "csr":
+            return wrap(st.zeros_raw("csr", hist.shape, hist.dtype), weight.context)
         return wrap(hist, weight.context)
 
     def update(self, index, weight, grad, state):

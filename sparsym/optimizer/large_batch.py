@@ -11,6 +11,7 @@ import os
 import numpy as np
 
 from .. import storage as st
+from ..kernels import lamb as klamb
 from ..kernels import optim as kopt
 from .optimizer import (
     MultiTensor,
@@ -211,26 +212,12 @@ class LAMB(MultiTensor, Optimizer):
 
     def _step(self, w, grad, mean, var, lr, wd, t):
         """Both phases of MXNet's lamb_update on the dense array ``w`` (updated in place)."""
-        g = st.todense(grad_parts(grad)[1]).astype(w.dtype, copy=False) * \
-            w.dtype.type(self.rescale_grad)
-        if self.clip_gradient:
-            np.clip(g, -self.clip_gradient, self.clip_gradient, out=g)
-        m, v = full_rows(mean), full_rows(var)
-        m *= self.beta1
-        m += (1.0 - self.beta1) * g
-        v *= self.beta2
-        v += (1.0 - self.beta2) * g * g
-        if self.bias_correction:
-            mh = m / w.dtype.type(1.0 - self.beta1 ** t)
-            vh = v / w.dtype.type(1.0 - self.beta2 ** t)
-        else:
-            mh, vh = m, v
-        r = mh / (np.sqrt(vh) + w.dtype.type(self.epsilon)) + w.dtype.type(wd) * w
-        r1 = np.sqrt(_sum_sq(w))
-        r2 = np.sqrt(_sum_sq(r))
-        if self.lower_bound is not None and self.lower_bound >= 0:
-            r1 = max(r1, self.lower_bound)
-        if self.upper_bound is not None and self.upper_bound >= 0:
-            r1 = min(r1, self.upper_bound)
-        ratio = 1.0 if r1 == 0.0 or r2 == 0.0 else r1 / r2
-        w -= (w.dtype.type(lr * ratio) * r).astype(w.dtype, copy=False)
+        g = st.todense(grad_parts(grad)[1])
+        r, r1, r2 = klamb.lamb_direction(w, g, full_rows(mean), full_rows(var), t, wd,
+                                         self.rescale_grad, self.clip_gradient or None,
+                                         self.beta1, self.beta2, self.epsilon,
+                                         self.bias_correction)
+        # MXNet passes a bound to the update only when it is truthy (0 means unset)
+        lower = self.lower_bound if self.lower_bound else -1.0
+        upper = self.upper_bound if self.upper_bound else -1.0
+        klamb.lamb_apply(w, r, lr, klamb.trust_ratio(r1, r2, lower, upper))

@@ -1,6 +1,7 @@
 """Optimizer base class, registry, Updater and SGD (dense and lazy row_sparse updates)."""
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import numbers
@@ -12,6 +13,7 @@ from .. import storage as st
 from ..base import MXNetError, ParamError
 from ..kernels import optim as kopt
 from ..ndarray.ndarray import NDArray, wrap
+from ..ops.registry import report_fallback
 
 logger = logging.getLogger("sparsym")
 
@@ -67,6 +69,46 @@ def full_rows(arr: NDArray) -> np.ndarray:
     raise MXNetError(f"optimizer: parameters must be default or row_sparse, got {arr.stype}")
 
 
+def _has_csr(x) -> bool:
+    """Whether an NDArray, or a nested list/tuple of them, holds a csr array."""
+    if isinstance(x, NDArray):
+        return isinstance(x._raw, st.CSR)
+    if isinstance(x, (list, tuple)):
+        return any(_has_csr(v) for v in x)
+    return False
+
+
+def _dense_proxies(x, swaps: list):
+    """``x`` with every csr NDArray replaced by a dense copy; (csr, copy) pairs go to swaps."""
+    if isinstance(x, NDArray) and isinstance(x._raw, st.CSR):
+        proxy = wrap(st.todense(x._raw), x.context)
+        swaps.append((x, proxy))
+        return proxy
+    if isinstance(x, (list, tuple)):
+        return type(x)(_dense_proxies(v, swaps) for v in x)
+    return x
+
+
+def _csr_fallback(method):
+    """Wrap ``update(index, weight, grad, state)`` so csr weights (and their csr states) are
+    updated densely and stored back as csr: MXNet's update operators take csr parameters
+    only through their dense storage fallback, which logs MXNet's fallback notice."""
+    @functools.wraps(method)
+    def update(self, index, weight, grad, state):
+        if not _has_csr(weight):
+            return method(self, index, weight, grad, state)
+        swaps: list = []
+        in_stypes = [a.stype for a in (weight, grad) if isinstance(a, NDArray)]
+        weight = _dense_proxies(weight, swaps)
+        state = _dense_proxies(state, swaps)
+        report_fallback(f"{type(self).__name__.lower()}_update", {}, in_stypes, ["csr"])
+        method(self, index, weight, grad, state)
+        for arr, proxy in swaps:
+            arr._raw = st.dense_to_csr(proxy._raw)
+    update.csr_fallback = True
+    return update
+
+
 class Optimizer:
     """Base optimizer (MXNet 1.9 semantics).
 
@@ -85,6 +127,14 @@ class Optimizer:
     """
 
     opt_registry: dict = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # every update entry point takes csr weights through the dense fallback, as MXNet's
+        for name in ("update", "update_multi_precision"):
+            fn = getattr(cls, name)
+            if not getattr(fn, "csr_fallback", False):
+                setattr(cls, name, _csr_fallback(fn))
 
     def __init__(self, rescale_grad=1.0, param_idx2name=None, wd=0.0, clip_gradient=None,
                  learning_rate=None, lr_scheduler=None, sym=None, begin_num_update=0,
@@ -187,6 +237,7 @@ class Optimizer:
     def update(self, index, weight, grad, state):
         raise NotImplementedError()
 
+    @_csr_fallback
     def update_multi_precision(self, index, weight, grad, state):
         """Update; float16 weights with multi_precision update the float32 master copy and
         cast it back."""
@@ -315,9 +366,12 @@ def update_mp_first_state(weight, grad, state, step):
 
 
 def state_zeros(weight: NDArray, stype=None) -> NDArray:
-    """A zero state shaped like ``weight``; row_sparse states hold all rows (lazy updates)."""
+    """A zero state shaped like ``weight``; row_sparse states hold all rows (lazy updates),
+    csr states (of csr weights) store nothing."""
     stype = stype or weight.stype
     dtype = np.dtype(weight.dtype)
+    if stype == "csr":
+        return wrap(st.zeros_raw("csr", weight.shape, dtype), weight.context)
     if stype == "row_sparse":
         n = weight.shape[0]
         return wrap(st.RSP(np.zeros(weight.shape, dtype), np.arange(n, dtype=np.int64),
