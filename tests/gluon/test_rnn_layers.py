@@ -142,7 +142,7 @@ def test_training_forward_keeps_activations_for_backward(monkeypatch):
         return {k: p.grad().asnumpy().copy() for k, p in net.collect_params().items()}
     kept = grads()
     assert not reruns
-    monkeypatch.setattr(rnn_op, "_kept", lambda seed: None)
+    monkeypatch.setattr(rnn_op._KEPT, "get", lambda seed: None)
     rerun = grads()
     assert reruns
     for k, g in kept.items():

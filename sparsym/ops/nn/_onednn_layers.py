@@ -67,8 +67,8 @@ def pool_fwd(a, x):
         return None
 
 
-def pool_bwd(a, dy, x):
-    """Pooling's data gradient on oneDNN, or None."""
+def pool_bwd(a, dy, x, y):
+    """Pooling's data gradient on oneDNN (``y``: the forward's output), or None."""
     if not _on(x, dy):
         return None
     g = _pool_geometry(a, x.shape)
@@ -76,7 +76,7 @@ def pool_bwd(a, dy, x):
         return None
     alg, k, s, pl, pr, _ = g
     try:
-        return dpool.backward(dy, x, alg, k, s, pl, pr)
+        return dpool.backward(dy, x, alg, k, s, pl, pr, y)
     except dnn.OneDNNUnimplemented:
         return None
 

@@ -400,7 +400,7 @@ def _pool_fwd(a, xs):
 
 
 def _pool_bwd(a, xs):
-    dx = _dnn.pool_bwd(a, xs[0], xs[1])
+    dx = _dnn.pool_bwd(a, xs[0], xs[1], xs[2])
     if dx is not None:
         return (dx,)
     g, x, y = _to_cf(a, xs[0]), _to_cf(a, xs[1]), _to_cf(a, xs[2])

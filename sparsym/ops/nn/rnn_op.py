@@ -9,13 +9,11 @@ sees the same masks. float32 calls without an LSTM projection run on oneDNN's RN
 primitives (one per layer, kernels/onednn/rnn.py) where oneDNN is selected."""
 from __future__ import annotations
 
-import threading
-import weakref
-
 import numpy as np
 
 from ... import random as _random
 from ...kernels import onednn as dnn
+from ...kernels._kept import KeptWith
 from ...kernels.onednn import rnn as drnn
 from ...kernels.rnn import GATES, layout, rnn_backward, rnn_forward
 from .. import rules
@@ -109,28 +107,9 @@ def _masks(a, seed):
     return np.random.default_rng(seed) if seed >= 0 and a.p > 0 and a.num_layers > 1 else None
 
 
-# id(seed output array) -> (weak reference to it, the training forward's activations); an
-# entry leaves with its array, so the activations live as long as the call's outputs
-_KEPT: dict = {}
-_KEPT_LOCK = threading.Lock()
-
-
-def _keep(seed_arr, cache):
-    key = id(seed_arr)
-
-    def drop(_ref, key=key):
-        with _KEPT_LOCK:
-            hit = _KEPT.get(key)
-            if hit is not None and hit[0]() is None:
-                del _KEPT[key]
-    with _KEPT_LOCK:
-        _KEPT[key] = (weakref.ref(seed_arr, drop), cache)
-
-
-def _kept(seed_arr):
-    with _KEPT_LOCK:
-        hit = _KEPT.get(id(seed_arr))
-    return hit[1] if hit is not None and hit[0]() is seed_arr else None
+# the training forward's activations, kept with the call's seed output (they live as long
+# as the call's outputs)
+_KEPT = KeptWith()
 
 
 def _rnn_fwd(a, xs):
@@ -139,14 +118,14 @@ def _rnn_fwd(a, xs):
     out, finals, cache = _forward(a, xs, seed, train)
     seed_arr = np.array([seed], np.float64)
     if cache is not None:
-        _keep(seed_arr, cache)
+        _KEPT.put(seed_arr, cache)
     return (out, *finals, seed_arr)
 
 
 def _rnn_bwd(a, xs):
     ns = _n_states(a)
     ograds, fwd_ins, seed = xs[:1 + ns], xs[1 + ns:-1], xs[-1]
-    cache = _kept(seed)
+    cache = _KEPT.get(seed)
     if cache is None:
         cache = _rerun(a, fwd_ins, int(np.asarray(seed).reshape(-1)[0]))
     back = drnn.rnn_backward if cache.get("onednn") else rnn_backward

@@ -1,4 +1,5 @@
-"""oneDNN batch normalization on channel-blocked Tensors against the Numba kernels."""
+"""oneDNN batch normalization and pooling on channel-blocked Tensors against the plain
+paths."""
 import numpy as np
 import pytest
 
@@ -54,3 +55,31 @@ def test_blocked_batchnorm_matches_numba(shape, batch_stats):
     # a plain array goes through nChw16c and comes back plain
     yp, _, _ = bnorm.forward(x, g, b, 1e-3, mean, var)
     np.testing.assert_allclose(yp, y0, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("alg", ["max", "avg_include", "avg_exclude"])
+def test_blocked_pooling_matches_plain(alg, monkeypatch):
+    """Pooling on a blocked Tensor gives a blocked Tensor equal to the plain result; the
+    max backward finds the forward's workspace through its output, or recomputes it."""
+    from sparsym.kernels.onednn import E, core, pool
+    rng = np.random.RandomState(1)
+    x = rng.randn(2, 20, 9, 9).astype(np.float32)
+    geo = ((3, 3), (2, 2), (1, 1), (1, 1))
+    y = pool.forward(x, (2, 20, 5, 5), alg, *geo)
+    dy = rng.randn(*y.shape).astype(np.float32)
+    calls = []
+    run_fwd = pool._run_fwd
+    monkeypatch.setattr(pool, "_run_fwd", lambda *a: calls.append(1) or run_fwd(*a))
+    dx = pool.backward(dy, x, alg, *geo, y)
+    assert not calls  # the kept workspace (max), or none needed (avg)
+    np.testing.assert_array_equal(pool.backward(dy, x, alg, *geo), dx)  # recomputed
+    assert len(calls) == (alg == "max")
+    md = core.md_tag(x.shape, np.float32, E.nChw16c)
+    xt = core.from_plain(x, md)
+    yt = pool.forward(xt, (2, 20, 5, 5), alg, *geo)
+    assert isinstance(yt, core.Tensor)
+    np.testing.assert_allclose(core.to_plain(yt), y, rtol=1e-6, atol=1e-6)
+    dyt = core.from_plain(dy, yt.md)
+    dxt = pool.backward(dyt, xt, alg, *geo, yt)
+    assert isinstance(dxt, core.Tensor)
+    np.testing.assert_allclose(core.to_plain(dxt), dx, rtol=1e-6, atol=1e-6)
