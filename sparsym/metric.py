@@ -232,10 +232,25 @@ class TopKAccuracy(EvalMetric):
 
 
 class _BinaryStats:
-    def __init__(self):
-        self.tp = self.fp = self.fn = self.tn = 0
+    """True/false positive/negative counts since the last local reset and since the last
+    reset, under the names of MXNet's _BinaryClassificationMetrics (``F1.metrics``)."""
 
-    def update(self, label, pred):
+    _NAMES = ("true_positives", "false_positives", "false_negatives", "true_negatives")
+
+    def __init__(self):
+        self.reset_stats()
+
+    def local_reset_stats(self):
+        for n in self._NAMES:
+            setattr(self, n, 0)
+
+    def reset_stats(self):
+        for n in self._NAMES:
+            setattr(self, n, 0)
+            setattr(self, "global_" + n, 0)
+
+    def update_binary_stats(self, label, pred):
+        """Count one (label, prediction) pair: argmax of the prediction rows vs the label."""
         p = _np(pred)
         lab = _np(label).astype(numpy.int64).ravel()
         pl = numpy.argmax(p, axis=1) if p.ndim > 1 else (p > 0.5).astype(numpy.int64)
@@ -243,72 +258,124 @@ class _BinaryStats:
             # MXNet's text (its class is _BinaryClassificationMetrics)
             raise ValueError("_BinaryClassificationMetrics currently only supports binary "
                              "classification.")
-        self.tp += int(((pl == 1) & (lab == 1)).sum())
-        self.fp += int(((pl == 1) & (lab == 0)).sum())
-        self.fn += int(((pl == 0) & (lab == 1)).sum())
-        self.tn += int(((pl == 0) & (lab == 0)).sum())
+        counts = (((pl == 1) & (lab == 1)).sum(), ((pl == 1) & (lab == 0)).sum(),
+                  ((pl == 0) & (lab == 1)).sum(), ((pl == 0) & (lab == 0)).sum())
+        for n, c in zip(self._NAMES, counts):
+            setattr(self, n, getattr(self, n) + int(c))
+            setattr(self, "global_" + n, getattr(self, "global_" + n) + int(c))
 
-    def f1(self):
-        prec = self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
-        rec = self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
-        return 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    def counts(self, use_global=False):
+        """(tp, fp, fn, tn), local or global."""
+        pre = "global_" if use_global else ""
+        return tuple(getattr(self, pre + n) for n in self._NAMES)
 
-    def mcc(self):
-        t = (self.tp + self.fp) * (self.tp + self.fn) * (self.tn + self.fp) * (self.tn + self.fn)
-        return (self.tp * self.tn - self.fp * self.fn) / math.sqrt(t) if t else 0.0
+    def total(self, use_global=False):
+        return sum(self.counts(use_global))
 
-    def total(self):
-        return self.tp + self.fp + self.fn + self.tn
+    total_examples = property(total)
+    global_total_examples = property(lambda self: self.total(True))
+
+    def _precision_recall(self, use_global):
+        tp, fp, fn, _ = self.counts(use_global)
+        return (float(tp) / (tp + fp) if tp + fp > 0 else 0.0,
+                float(tp) / (tp + fn) if tp + fn > 0 else 0.0)
+
+    precision = property(lambda self: self._precision_recall(False)[0])
+    recall = property(lambda self: self._precision_recall(False)[1])
+    global_precision = property(lambda self: self._precision_recall(True)[0])
+    global_recall = property(lambda self: self._precision_recall(True)[1])
+
+    def score_f1(self, use_global=False):
+        prec, rec = self._precision_recall(use_global)
+        return 2 * prec * rec / (prec + rec) if prec + rec > 0 else 0.0
+
+    fscore = property(score_f1)
+    global_fscore = property(lambda self: self.score_f1(True))
+
+    def matthewscc(self, use_global=False):
+        """MXNet's MCC: 0 without samples; zero factors of the denominator count as 1."""
+        if not self.total(use_global):
+            return 0.0
+        tp, fp, fn, tn = (float(c) for c in self.counts(use_global))
+        denom = 1.0
+        for t in (tp + fp, tp + fn, tn + fp, tn + fn):
+            if t != 0.0:
+                denom *= t
+        return (tp * tn - fp * fn) / math.sqrt(denom)
 
 
-@alias()
-class F1(EvalMetric):
-    """Binary F1 score (macro: averaged per update; micro: over all samples)."""
+class _BinaryMetric(EvalMetric):
+    """F1 and MCC: with ``average='macro'`` each update adds its own score (one instance
+    per update, whatever the number of label/prediction pairs); with ``'micro'`` the score
+    covers every sample since the last reset (global) or local reset (local), weighted by
+    the number of samples (MXNet 1.9.1's num_inst / global_num_inst)."""
 
-    def __init__(self, name="f1", output_names=None, label_names=None, average="macro"):
+    _zero = 0
+
+    def __init__(self, name, output_names=None, label_names=None, average="macro"):
         self.average = average
         self.stats = _BinaryStats()
         super().__init__(name, output_names=output_names, label_names=label_names,
                          has_global_stats=True)
 
+    def _score(self, use_global):
+        raise NotImplementedError()
+
     def update(self, labels, preds):
         labels, preds = check_label_shapes(labels, preds, True)
         for label, pred in zip(labels, preds):
-            if self.average == "macro":
-                s = _BinaryStats()
-                s.update(label, pred)
-                self.stats.update(label, pred)
-                self._add(s.f1(), 1)
-            else:
-                self.stats.update(label, pred)
-                self.sum_metric = self.stats.f1() * self.stats.total()
-                self.global_sum_metric = self.sum_metric
-                self.num_inst = self.global_num_inst = self.stats.total()
+            self.stats.update_binary_stats(label, pred)
+        if self.average == "macro":
+            # the counts restart at every update, so the local and global scores agree
+            self._add(self._score(False), 1)
+            self.stats.reset_stats()
+        else:
+            self.sum_metric = self._score(False) * self.stats.total()
+            self.global_sum_metric = self._score(True) * self.stats.total(True)
+            self.num_inst = self.stats.total()
+            self.global_num_inst = self.stats.total(True)
 
     def reset(self):
-        super().reset()
-        self.stats = _BinaryStats()
+        self.num_inst = self.global_num_inst = self._zero
+        self.sum_metric = self.global_sum_metric = 0.0
+        self.stats.reset_stats()
+
+    def reset_local(self):
+        self.num_inst = self._zero
+        self.sum_metric = 0.0
+        self.stats.local_reset_stats()
 
 
 @alias()
-class MCC(F1):
-    """Matthews correlation coefficient (binary)."""
+class F1(_BinaryMetric):
+    """Binary F1 score, ``2 * precision * recall / (precision + recall)`` (0 when both are
+    0); ``average`` 'macro' (default) averages the updates' scores, 'micro' scores all
+    samples together."""
+
+    def __init__(self, name="f1", output_names=None, label_names=None, average="macro"):
+        super().__init__(name, output_names, label_names, average)
+
+    @property
+    def metrics(self):
+        """The counts (MXNet's ``F1.metrics``)."""
+        return self.stats
+
+    def _score(self, use_global):
+        return self.stats.score_f1(use_global)
+
+
+@alias()
+class MCC(_BinaryMetric):
+    """Matthews correlation coefficient of a binary classification (``average`` as F1's)."""
+
+    _zero = 0.0  # MXNet counts MCC's instances in floats
+    _metrics = property(lambda self: self.stats, doc="The counts (MXNet's ``MCC._metrics``).")
 
     def __init__(self, name="mcc", output_names=None, label_names=None, average="macro"):
         super().__init__(name, output_names, label_names, average)
 
-    def update(self, labels, preds):
-        labels, preds = check_label_shapes(labels, preds, True)
-        for label, pred in zip(labels, preds):
-            s = _BinaryStats()
-            s.update(label, pred)
-            self.stats.update(label, pred)
-            if self.average == "macro":
-                self._add(s.mcc(), 1.0)  # MXNet counts in floats here
-            else:
-                self.sum_metric = self.stats.mcc() * self.stats.total()
-                self.global_sum_metric = self.sum_metric
-                self.num_inst = self.global_num_inst = self.stats.total()
+    def _score(self, use_global):
+        return self.stats.matthewscc(use_global)
 
 
 @alias()
@@ -468,19 +535,24 @@ class PearsonCorrelation(EvalMetric):
             self._mean_p += float(numpy.sum(d / self._n))
             self._m2_p += float(numpy.sum(d * (b - self._mean_p)))
 
+    def _pooled(self):
+        """The micro correlation: every sample since the last reset (reset_local keeps the
+        moments, as MXNet's)."""
+        n = self._n
+        den = (n - 1) * math.sqrt(self._m2_p / (n - 1)) * math.sqrt(self._m2_l / (n - 1))
+        return (self.name, self._cov / den if den else float("nan"))
+
     def get(self):
         if self.num_inst == 0:
             return (self.name, float("nan"))
         if self.average == "macro":
             return (self.name, self.sum_metric / self.num_inst)
-        n = self._n
-        den = (n - 1) * math.sqrt(self._m2_p / (n - 1)) * math.sqrt(self._m2_l / (n - 1))
-        return (self.name, self._cov / den if den else float("nan"))
+        return self._pooled()
 
     def get_global(self):
         if self.average == "macro":
             return super().get_global()
-        return self.get()
+        return (self.name, float("nan")) if self.global_num_inst == 0 else self._pooled()
 
 
 @alias()
@@ -535,14 +607,17 @@ class PCC(EvalMetric):
             return (self.name, float("nan"))
         return (self.name, self._calc_mcc(self.gcm))
 
+    # MXNet defines the sums from the confusion matrices: the score times the count
+    sum_metric = property(lambda self: self._calc_mcc(self.lcm) * self.num_inst)
+    global_sum_metric = property(lambda self: self._calc_mcc(self.gcm) * self.global_num_inst)
+
     def reset(self):
-        self.global_num_inst = 0
+        self.global_num_inst = 0.0
         self.gcm = numpy.zeros((self.k, self.k))
         self.reset_local()
-        self.sum_metric = self.global_sum_metric = 0.0
 
     def reset_local(self):
-        self.num_inst = 0
+        self.num_inst = 0.0
         self.lcm = numpy.zeros((self.k, self.k))
 
 
@@ -559,7 +634,8 @@ class Loss(EvalMetric):
             preds = [preds]
         for p in preds:
             a = _np(p)
-            self._add(float(a.sum()), a.size)
+            # summed in the array's dtype, as MXNet's nd.sum
+            self._add(float(a.sum(dtype=a.dtype if a.dtype.kind == "f" else None)), a.size)
 
 
 @alias()
