@@ -263,7 +263,9 @@ def resize(img, width, height, interp=BILINEAR):
             return _area_fast2_u8(img)
         ix, wx = _taps_area_down(w_in, width)
         iy, wy = _taps_area_down(h_in, height)
-        return saturate(_separable(img, ix, wx, iy, wy, np.float64), img.dtype)
+        # OpenCV sums uint8 and float32 cells in float32 (other types in float64)
+        acc = np.float32 if img.dtype in (np.uint8, np.float32) else np.float64
+        return saturate(_separable(img, ix, wx, iy, wy, acc), img.dtype)
     if interp in (BILINEAR, AREA):
         ix, wx = _taps_linear(w_in, width, area_up=interp == AREA)
         iy, wy = _taps_linear(h_in, height, area_up=interp == AREA, clamp=False)

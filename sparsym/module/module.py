@@ -142,12 +142,10 @@ class Module(_StoredIO, BaseModule):
         if not self.binded:
             raise MXNetError("call bind before initializing the parameters")
         g = self._exec_group
-        if self._arg_params is None:
-            self._arg_params = {n: wrap(st.zeros_raw(a[0].stype, a[0].shape, a[0].dtype))
-                                for n, a in zip(g.param_names, g.param_arrays)}
-        if self._aux_params is None:
-            self._aux_params = {n: wrap(st.zeros_raw(a[0].stype, a[0].shape, a[0].dtype))
-                                for n, a in zip(g.aux_names, g.aux_arrays)}
+        if self._arg_params is None or self._aux_params is None:
+            args, auxs = self._zero_param_dicts()
+            self._arg_params = args if self._arg_params is None else self._arg_params
+            self._aux_params = auxs if self._aux_params is None else self._aux_params
         attrs = self._symbol.attr_dict()
 
         def _impl(name, arr, cache):
@@ -171,6 +169,15 @@ class Module(_StoredIO, BaseModule):
         self.params_initialized = True
         self._params_dirty = False
         g.set_params(self._arg_params, self._aux_params, allow_extra=allow_extra)
+
+    def _zero_param_dicts(self):
+        """{name: zeros} for the bound parameters and auxiliary states."""
+        g = self._exec_group
+        args = {n: wrap(st.zeros_raw(a[0].stype, a[0].shape, a[0].dtype))
+                for n, a in zip(g.param_names, g.param_arrays)}
+        auxs = {n: wrap(st.zeros_raw(a[0].stype, a[0].shape, a[0].dtype))
+                for n, a in zip(g.aux_names, g.aux_arrays)}
+        return args, auxs
 
     def _assign_params(self, arg_params, aux_params, allow_missing, force_init, allow_extra):
         """set_params with allow_missing: copy the given values into the executors."""
@@ -235,6 +242,10 @@ class Module(_StoredIO, BaseModule):
             self._aux_params = shared_module._aux_params
         elif self.params_initialized:
             self._exec_group.set_params(self._arg_params, self._aux_params)
+        elif self._arg_params is None:
+            # MXNet's bind creates zero parameter dicts: set_params(allow_missing=True) then
+            # init_optimizer (Keras-MXNet's order) reads them back from the executors
+            self._arg_params, self._aux_params = self._zero_param_dicts()
         self.binded = True
         if shared_module is not None and shared_module.optimizer_initialized:
             self.borrow_optimizer(shared_module)

@@ -137,3 +137,13 @@ def test_symbolic_front_end():
     ex = s.bind(mx.cpu(), {"d": mx.nd.array(x)})
     want = (mx.nd.image.to_tensor(mx.nd.image.resize(mx.nd.array(x), (4, 6))) - 0.5) / 0.25
     np.testing.assert_allclose(ex.forward()[0].asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_area_shrink_uint8_non_integer_scale_matches_mxnet():
+    # 64x48 -> 43x32: OpenCV sums the uint8 cells in float32; values from MXNet 1.9.1
+    rng = np.random.RandomState(2)
+    img = mx.nd.array(rng.randint(0, 255, (48, 64, 3)), dtype="uint8")
+    out = mx.image.imresize(img, 43, 32, interp=3).asnumpy().astype(int)
+    assert int(out.sum()) == 526072
+    assert out[0, 29].tolist() == [156, 191, 78] and out[1, 37].tolist() == [92, 212, 187]
+    assert out[3, 21].tolist() == [140, 163, 136]
