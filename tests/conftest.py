@@ -11,3 +11,14 @@ def _fresh_state():
     mx.random.seed(0)
     np.random.seed(0)
     yield
+
+
+@pytest.fixture(params=["onednn", "numba"])
+def dnn_path(request):
+    """Run the test on oneDNN's primitives and on the Numba kernels (modules opt in with
+    ``pytestmark = pytest.mark.usefixtures("dnn_path")``)."""
+    from sparsym.kernels import onednn
+    if request.param == "onednn" and not onednn.available():
+        pytest.skip("oneDNN wheel not installed")
+    with onednn.use(request.param == "onednn"):
+        yield request.param

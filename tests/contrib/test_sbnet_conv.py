@@ -18,6 +18,9 @@ from sparsym.base import ParamError, ShapeError
 from sparsym.contrib import sbnet
 from sparsym.kernels.sbnet import fused, tuning
 
+# every test runs on oneDNN's primitives and on the Numba kernels
+pytestmark = pytest.mark.usefixtures("dnn_path")
+
 RNG = np.random.default_rng(11)
 nd, sym = mx.nd.contrib, mx.sym.contrib
 

@@ -13,6 +13,9 @@ from sbnet_helpers import (
 import sparsym as mx
 from sparsym.contrib import sbnet
 
+# every test runs on oneDNN's primitives and on the Numba kernels
+pytestmark = pytest.mark.usefixtures("dnn_path")
+
 RNG = np.random.default_rng(5)
 EPS = 1e-3
 PARAMS = ("bn1_gamma", "bn1_beta", "conv1_weight", "bn2_gamma", "bn2_beta", "conv2_weight",

@@ -5,6 +5,9 @@ import pytest
 
 import sparsym as mx
 
+# every test runs on oneDNN's primitives and on the Numba kernels
+pytestmark = pytest.mark.usefixtures("dnn_path")
+
 
 def _run(x, w, b, **kw):
     x, w, b = mx.nd.array(x), mx.nd.array(w), mx.nd.array(b)

@@ -6,6 +6,9 @@ import sparsym as mx
 from sparsym.base import ParamError, ShapeError
 from sparsym.test_utils import assert_almost_equal, check_numeric_gradient, check_symbolic_forward
 
+# every test runs on oneDNN's primitives and on the Numba kernels
+pytestmark = pytest.mark.usefixtures("dnn_path")
+
 rng = np.random.RandomState(7)
 
 

@@ -9,6 +9,9 @@ import pytest
 import sparsym as mx
 from sparsym.test_utils import assert_almost_equal
 
+# every test runs on oneDNN's primitives and on the Numba kernels
+pytestmark = pytest.mark.usefixtures("dnn_path")
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

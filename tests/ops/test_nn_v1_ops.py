@@ -8,6 +8,9 @@ import pytest
 
 import sparsym as mx
 
+# every test runs on oneDNN's primitives and on the Numba kernels
+pytestmark = pytest.mark.usefixtures("dnn_path")
+
 
 def test_batchnorm_v1_train_step_matches_mxnet():
     s = mx.sym.BatchNorm_v1(mx.sym.var("x"), fix_gamma=False, output_mean_var=True, name="bn")

@@ -5,6 +5,9 @@ import pytest
 import sparsym as mx
 from sparsym.base import ParamError
 
+# every test runs on oneDNN's primitives and on the Numba kernels
+pytestmark = pytest.mark.usefixtures("dnn_path")
+
 # sum of each output (2 steps) then of each final state, recorded from MXNet 1.9.1
 MXNET_SUMS = {"ConvRNNCell": [6.6358, 23.1215, 23.1215],
               "ConvGRUCell": [7.0965, 12.0408, 12.0408],

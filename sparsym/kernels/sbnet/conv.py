@@ -21,8 +21,9 @@ from ...base import ShapeError
 from ...kernels import _parallel, blas
 from ...kernels import block_sparse as kbs
 from ...kernels._parallel import workspace
-from ...kernels.conv import conv_backward, conv_forward
 from . import _kernels as K
+from . import dnn
+from .dnn import conv_backward, conv_forward
 from .geometry import ConvGeom, block_params, tiles_of
 
 # Tiles are processed in chunks whose im2col operand stays in L2 (2 MB per core here);
@@ -122,6 +123,8 @@ def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx=None, y=None, 
     m = idx.shape[0]
     if m == 0:
         return y
+    if dnn.sparse_forward(x, w, b, mo, geom, tile, layout, idx, y, add) is not NotImplemented:
+        return y
     bias = b if b is not None else _no_bias(x.dtype)
     cl = layout == "NHWC"
     wm = _gemm_weight(w, cl)
@@ -195,6 +198,10 @@ def sparse_backward(x, w, dy, mo, geom: ConvGeom, tile, layout, need_bias=True, 
     """(dx, dw, db) of sparse_forward; only outputs with m_out != 0 carry gradient."""
     if idx is None:
         idx, _ = tiles_of(mo, tile)
+    if idx.shape[0]:
+        res = dnn.sparse_backward(x, w, dy, mo, geom, tile, layout, need_bias, idx)
+        if res is not NotImplemented:
+            return res
     dy = np.ascontiguousarray(dy, dtype=x.dtype)
     f = w.shape[0]
     cl = layout == "NHWC"

@@ -28,9 +28,9 @@ from ...kernels import _parallel, blas
 from ...kernels import norm as knorm
 from ...kernels._parallel import workspace
 from ...kernels.block_sparse import sparse_gather, sparse_scatter_inplace
-from ...kernels.conv import conv_forward
 from . import _kernels as K
 from .conv import CHUNK_BYTES
+from .dnn import conv_forward
 from .geometry import ConvGeom, conv_geometry, tiles_of
 
 

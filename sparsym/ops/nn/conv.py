@@ -7,7 +7,9 @@ import numpy as np
 from ...base import ShapeError
 from ...kernels import conv as kconv
 from ...kernels import conv3d as kconv3d
+from ...kernels import onednn as dnn
 from ...kernels import pool as kpool
+from ...kernels.onednn import conv as dconv
 from .. import rules
 from ..grad import bw, kept, multi_bw
 from ..params import Field
@@ -142,16 +144,21 @@ def _geom(a):
 def _conv_fwd(a, xs):
     s, p, d = _geom(a)
     b = None if a.no_bias else xs[2]
-    fwd = kconv3d.conv3d_forward if len(a.kernel) == 3 else kconv.conv_forward
-    y = fwd(xs[0], xs[1], b, s, p, d, a.num_group, a.layout)
+    args = (xs[0], xs[1], b, s, p, d, a.num_group, a.layout)
+    y = dnn.attempt(dconv.conv_forward, *args)  # oneDNN first; Numba where it refuses
+    if y is NotImplemented:
+        y = (kconv3d.conv3d_forward if len(a.kernel) == 3 else kconv.conv_forward)(*args)
     return (y.astype(xs[0].dtype, copy=False),)
 
 
 def _conv_bwd(a, xs):
     g, x, w = xs[0], xs[1], xs[2]
     s, p, d = _geom(a)
-    bwd = kconv3d.conv3d_backward if len(a.kernel) == 3 else kconv.conv_backward
-    dx, dw, db = bwd(x, w, g, s, p, d, a.num_group, not a.no_bias, a.layout)
+    args = (x, w, g, s, p, d, a.num_group, not a.no_bias, a.layout)
+    res = dnn.attempt(dconv.conv_backward, *args)
+    if res is NotImplemented:
+        res = (kconv3d.conv3d_backward if len(a.kernel) == 3 else kconv.conv_backward)(*args)
+    dx, dw, db = res
     out = (dx.astype(x.dtype, copy=False), dw.astype(w.dtype, copy=False))
     return out + (() if a.no_bias else (db.astype(w.dtype, copy=False),))
 
@@ -260,14 +267,25 @@ def _deconv_args(a):
 def _deconv_fwd(a, xs):
     s, p, d, g, adj, ts = _deconv_args(a)
     b = None if a.no_bias else xs[2]
-    y = kconv.deconv_forward(xs[0], xs[1], b, s, p, d, g, adj, ts)
+    y = NotImplemented
+    if dnn.enabled():  # oneDNN takes the pad and adj that target_shape resolves to
+        rp, radj = _deconv_pad_adj(a, xs[0].shape[2:])
+        y = dnn.attempt(dconv.deconv_forward, xs[0], xs[1], b, s, rp, d, g, radj)
+    if y is NotImplemented:
+        y = kconv.deconv_forward(xs[0], xs[1], b, s, p, d, g, adj, ts)
     return (y.astype(xs[0].dtype, copy=False),)
 
 
 def _deconv_bwd(a, xs):
     gy, x, w = xs[0], xs[1], xs[2]
     s, p, d, g, adj, ts = _deconv_args(a)
-    dx, dw, db = kconv.deconv_backward(x, w, gy, s, p, d, g, adj, ts, not a.no_bias)
+    res = NotImplemented
+    if dnn.enabled():
+        rp, radj = _deconv_pad_adj(a, x.shape[2:])
+        res = dnn.attempt(dconv.deconv_backward, x, w, gy, s, rp, d, g, radj, not a.no_bias)
+    if res is NotImplemented:
+        res = kconv.deconv_backward(x, w, gy, s, p, d, g, adj, ts, not a.no_bias)
+    dx, dw, db = res
     out = (dx.astype(x.dtype, copy=False), dw.astype(w.dtype, copy=False))
     return out + (() if a.no_bias else (db.astype(w.dtype, copy=False),))
 
