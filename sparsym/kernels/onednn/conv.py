@@ -263,13 +263,15 @@ def _backward(geom, x, w, dy, yshape, dt, nbias):
     nd, cl = geom.nd, geom.cl
     bd, bw = geom.bwd_data(), geom.bwd_weights()
     pending = []
-    args = {E.ARG_DIFF_DST: _in(dy, nd, cl, dt, bd.md(E.ARG_DIFF_DST)),
-            E.ARG_WEIGHTS: _win(w, geom, bd.md(E.ARG_WEIGHTS))}
+    dyd = _in(dy, nd, cl, dt, bd.md(E.ARG_DIFF_DST))
+    args = {E.ARG_DIFF_DST: dyd, E.ARG_WEIGHTS: _win(w, geom, bd.md(E.ARG_WEIGHTS))}
     dx, dxmd = _out(x.shape, dt, nd, cl)
     pending.append(_run_into(bd, E.ARG_DIFF_SRC, dxmd, dx, args))
     bd.execute(args)
+    want = bw.md(E.ARG_DIFF_DST)  # both backward primitives usually take one dy layout
     args = {E.ARG_SRC: _in(x, nd, cl, dt, bw.md(E.ARG_SRC)),
-            E.ARG_DIFF_DST: _in(dy, nd, cl, dt, bw.md(E.ARG_DIFF_DST))}
+            E.ARG_DIFF_DST: dyd if isinstance(dyd, Tensor) and dyd.md.key == want.key
+            else _in(dy, nd, cl, dt, want)}
     dw = _wout(w.shape, dt, geom, bw, args, pending)
     db = None
     if nbias:

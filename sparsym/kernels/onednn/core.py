@@ -134,9 +134,17 @@ class MemoryDesc:
         return f"MemoryDesc{self.key}"
 
 
+_PLAIN: collections.OrderedDict = collections.OrderedDict()  # (shape, dt, strides) -> md
+
+
 def md_plain(shape, dtype, strides=None):
-    """Descriptor of a NumPy-laid tensor (``strides`` in elements; C order by default)."""
+    """Descriptor of a NumPy-laid tensor (``strides`` in elements; C order by default).
+    Descriptors are immutable and cached (their keys are then queried once)."""
     dt = DTYPES[np.dtype(dtype)] if not isinstance(dtype, int) else dtype
+    key = (tuple(shape), dt, None if strides is None else tuple(strides))
+    md = _PLAIN.get(key)
+    if md is not None:
+        return md
     if strides is None:
         strides, acc = [], 1
         for d in reversed(shape):
@@ -146,7 +154,10 @@ def md_plain(shape, dtype, strides=None):
     out = ctypes.c_void_p()
     check(_lib.lib().dnnl_memory_desc_create_with_strides(
         ctypes.byref(out), len(shape), dims(shape), dt, dims(strides)), "memory_desc_create")
-    return MemoryDesc(out)
+    md = _PLAIN[key] = MemoryDesc(out)
+    if len(_PLAIN) > _CACHE_CAP:
+        _PLAIN.popitem(last=False)
+    return md
 
 
 def md_tag(shape, dtype, tag=None):
@@ -213,6 +224,7 @@ class Primitive:
         check(lib.dnnl_primitive_create(ctypes.byref(prim), pd), f"{what} primitive_create")
         self.prim = prim
         self._mems = {}
+        self._mds = {}
         self._scratch = None  # this primitive's scratchpad buffer (False: none needed)
         self._lock = threading.Lock()
 
@@ -231,8 +243,11 @@ class Primitive:
     def md(self, arg):
         """The descriptor the primitive expects for execution argument ``arg``
         (``E.ARG_SRC``...); its ``size`` is 0 when the primitive takes no such argument."""
-        ptr = _lib.lib().dnnl_primitive_desc_query_md(self.pd, E.query_exec_arg_md, arg)
-        return MemoryDesc(ptr, owner=self)
+        md = self._mds.get(arg)
+        if md is None:  # one object per argument: its key is queried once
+            ptr = _lib.lib().dnnl_primitive_desc_query_md(self.pd, E.query_exec_arg_md, arg)
+            md = self._mds[arg] = MemoryDesc(ptr, owner=self)
+        return md
 
     def impl(self):
         """oneDNN's implementation name (e.g. ``jit:avx512_core``)."""
