@@ -16,6 +16,8 @@ forward.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._kept import KeptWith
@@ -44,31 +46,31 @@ def _kept(y, key):
     return hit[0] if hit is not None and hit[1] == key else None
 
 
+def _src_key(x):
+    """What the src descriptor depends on (a Tensor's layout, else the plain shape), without
+    creating a descriptor per call."""
+    return x.md.key if isinstance(x, core.Tensor) else tuple(x.shape)
+
+
 def _src_md(x):
     return x.md if isinstance(x, core.Tensor) else core.md_plain(tuple(x.shape), np.float32)
 
 
-def _dst_md(x, osh):
-    """The output's descriptor: oneDNN's choice (matching a blocked src), or plain."""
-    if isinstance(x, core.Tensor):
-        return core.md_tag(osh, np.float32)
-    return core.md_plain(osh, np.float32)
-
-
-def _fwd_prim(src, osh, alg, k, s, pl, pr, prop, blocked):
-    key = ("pool_fwd", src.key, osh, alg, k, s, pl, pr, prop, blocked)
+def _fwd_prim(x, osh, alg, g, prop, blocked):
+    k, s, pl, pr = g
+    key = ("pool_fwd", _src_key(x), osh, alg, g, prop, blocked)
 
     def create():
+        src = _src_md(x)
         dst = core.md_tag(osh, np.float32) if blocked else core.md_plain(osh, np.float32)
         return core.create_pd("dnnl_pooling_forward_primitive_desc_create", prop, ALGS[alg],
                               src.ptr, dst.ptr, core.dims(s), core.dims(k),
                               core.dims((0,) * len(k)), core.dims(pl), core.dims(pr))
-    return core.primitive(key, create, work=int(np.prod(osh)) * int(np.prod(k)))
+    return core.primitive(key, create, work=math.prod(osh) * math.prod(k))
 
 
 def _run_fwd(prim, x, blocked, osh):
-    dmd = prim.md(E.ARG_DST)
-    y = core.Tensor(dmd) if blocked else np.empty(osh, np.float32)
+    y = core.Tensor(prim.md(E.ARG_DST)) if blocked else np.empty(osh, np.float32)
     args = {E.ARG_SRC: core.from_plain(x, prim.md(E.ARG_SRC)), E.ARG_DST: y}
     ws = None
     wmd = prim.md(E.ARG_WORKSPACE)
@@ -83,12 +85,11 @@ def forward(x, out_shape, alg, kernel, stride, pad_l, pad_r):
     """Pooled ``x``; a max pooling keeps its workspace for :func:`backward`."""
     g = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     osh, blocked = tuple(out_shape), isinstance(x, core.Tensor)
-    src = _src_md(x)
     prop = E.forward_training if alg == "max" else E.forward_inference
-    prim = _fwd_prim(src, osh, alg, *g, prop, blocked)
+    prim = _fwd_prim(x, osh, alg, g, prop, blocked)
     y, ws = _run_fwd(prim, x, blocked, osh)
     if ws is not None:
-        _keep(y, ws, (src.key, osh, alg, g))
+        _keep(y, ws, (_src_key(x), osh, g))
     return y
 
 
@@ -100,21 +101,21 @@ def backward(dy, x, alg, kernel, stride, pad_l, pad_r, y=None):
     blocked = isinstance(x, core.Tensor) or isinstance(dy, core.Tensor)
     if blocked and not isinstance(x, core.Tensor):
         x = core.from_plain(x, core.md_tag(tuple(x.shape), np.float32, _blocked_tag(x.ndim)))
-    src = _src_md(x)
     osh = tuple(dy.shape)
-    fwd = _fwd_prim(src, osh, alg, *g, E.forward_training, blocked)
-    key = ("pool_bwd", src.key, osh, alg, k, s, pl, pr, blocked)
+    fwd = _fwd_prim(x, osh, alg, g, E.forward_training, blocked)
+    key = ("pool_bwd", _src_key(x), osh, alg, g, blocked)
 
     def create():
+        src = _src_md(x)
         ddst = core.md_tag(osh, np.float32) if blocked else core.md_plain(osh, np.float32)
         return core.create_pd("dnnl_pooling_backward_primitive_desc_create", ALGS[alg],
                               src.ptr, ddst.ptr, core.dims(s), core.dims(k),
                               core.dims((0,) * len(k)), core.dims(pl), core.dims(pr),
                               fwd.pd)
-    bwd = core.primitive(key, create, work=int(np.prod(osh)) * int(np.prod(k)))
+    bwd = core.primitive(key, create, work=math.prod(osh) * math.prod(k))
     args = {E.ARG_DIFF_DST: core.from_plain(dy, bwd.md(E.ARG_DIFF_DST))}
     if alg == "max":
-        ws = _kept(y, (src.key, osh, alg, g)) if y is not None else None
+        ws = _kept(y, (_src_key(x), osh, g)) if y is not None else None
         if ws is None:
             _, ws = _run_fwd(fwd, x, blocked, osh)
         args[E.ARG_WORKSPACE] = ws.data

@@ -13,6 +13,11 @@ from ...kernels.onednn import pool as dpool
 _F32 = np.dtype(np.float32)
 
 
+def _none(y):
+    """``attempt``'s NotImplemented as None."""
+    return None if y is NotImplemented else y
+
+
 def _on(*arrays):
     """oneDNN is selected and every array is float32."""
     return all(x.dtype == _F32 for x in arrays) and dnn.enabled()
@@ -61,10 +66,7 @@ def pool_fwd(a, x):
     if g is None:
         return None
     alg, k, s, pl, pr, osh = g
-    try:
-        return dpool.forward(x, osh, alg, k, s, pl, pr)
-    except dnn.OneDNNUnimplemented:
-        return None
+    return _none(dnn.attempt(dpool.forward, x, osh, alg, k, s, pl, pr))
 
 
 def pool_bwd(a, dy, x, y):
@@ -75,10 +77,7 @@ def pool_bwd(a, dy, x, y):
     if g is None:
         return None
     alg, k, s, pl, pr, _ = g
-    try:
-        return dpool.backward(dy, x, alg, k, s, pl, pr, y)
-    except dnn.OneDNNUnimplemented:
-        return None
+    return _none(dnn.attempt(dpool.backward, dy, x, alg, k, s, pl, pr, y))
 
 
 # ----------------------------------------------------------------------------- softmax
