@@ -44,8 +44,9 @@ class KVStoreBase:
         """Save the optimizer states of the store's updater."""
         raise NotImplementedError()
 
-    def load_optimizer_states(self, fname):
-        """Load optimizer states saved by ``save_optimizer_states``."""
+    def load_optimizer_states(self, fname, resume_update_counts=False):
+        """Load optimizer states saved by ``save_optimizer_states`` (update counts restart
+        unless the file holds the optimizer or ``resume_update_counts``)."""
         raise NotImplementedError()
 
     @property
@@ -136,7 +137,7 @@ class TestStore(SingleWorker, KVStoreBase):
     def save_optimizer_states(self, fname, dump_optimizer=False):
         raise NotImplementedError("teststore has no optimizer states")
 
-    def load_optimizer_states(self, fname):
+    def load_optimizer_states(self, fname, resume_update_counts=False):
         raise NotImplementedError("teststore has no optimizer states")
 
 

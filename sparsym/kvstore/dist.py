@@ -430,8 +430,9 @@ class DistKVStore(KVStoreBase):
         out._index_update_count = out._all_index_update_counts[0]
         return out
 
-    def load_optimizer_states(self, fname):
-        """Load states written by :meth:`save_optimizer_states` (rank 0 sends them)."""
+    def load_optimizer_states(self, fname, resume_update_counts=False):
+        """Load states written by :meth:`save_optimizer_states` (rank 0 sends them); update
+        counts restart unless the file holds the optimizer or ``resume_update_counts``."""
         import copy
 
         from ..optimizer.states import dumps_states, loads_states, restore_optimizer
@@ -442,7 +443,7 @@ class DistKVStore(KVStoreBase):
         with open(fname, "rb") as f:
             states, head = loads_states(f.read())
         opt = None
-        if head is not None:
+        if head is not None and ("attrs" in head or resume_update_counts):
             opt = copy.deepcopy(self._optimizer)
             restore_optimizer(opt, head)
         per_server: dict = {sid: {} for sid in range(self._cfg.num_servers)}

@@ -253,11 +253,13 @@ class KVStore(SingleWorker, KVStoreBase):
         from ..utils import atomic_write
         atomic_write(fname, self._updater.get_states(dump_optimizer))
 
-    def load_optimizer_states(self, fname):
+    def load_optimizer_states(self, fname, resume_update_counts=False):
+        """Load :meth:`save_optimizer_states` states (``Updater.set_states`` explains
+        ``resume_update_counts``)."""
         if self._updater is None:
             raise MXNetError("Cannot load states for distributed training")
         with open(fname, "rb") as f:
-            self._updater.set_states(f.read())
+            self._updater.set_states(f.read(), resume_update_counts=resume_update_counts)
 
     def _barrier(self):
         """Single process: nothing to wait for."""

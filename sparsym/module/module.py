@@ -89,14 +89,20 @@ class Module(_StoredIO, BaseModule):
         self._compression_params = compression_params
         self._optimizer = self._kvstore = self._update_on_kvstore = self._updater = None
         self._preload_opt_states = None
+        self._resume_update_counts = False
         self._grad_req = None
         self._exec_group = None
         self._data_shapes = self._label_shapes = None
 
     # ------------------------------------------------------------------ checkpoints
     @staticmethod
-    def load(prefix, epoch, load_optimizer_states=False, **kwargs):
-        """Create a Module from ``prefix-symbol.json`` and ``prefix-%04d.params``."""
+    def load(prefix, epoch, load_optimizer_states=False, resume_update_counts=False, **kwargs):
+        """Create a Module from ``prefix-symbol.json`` and ``prefix-%04d.params``.
+
+        With ``load_optimizer_states``, ``init_optimizer`` loads ``prefix-%04d.states``;
+        the optimizer's update counts (Adam's bias correction, schedules) restart, as in
+        MXNet, unless ``resume_update_counts`` (sparsym only) continues them.
+        """
         from ..model import load_checkpoint
         sym, args, auxs = load_checkpoint(prefix, epoch)
         mod = Module(symbol=sym, **kwargs)
@@ -104,6 +110,7 @@ class Module(_StoredIO, BaseModule):
         mod.params_initialized = True
         if load_optimizer_states:
             mod._preload_opt_states = "%s-%04d.states" % (prefix, epoch)
+            mod._resume_update_counts = resume_update_counts
         return mod
 
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
@@ -324,7 +331,8 @@ class Module(_StoredIO, BaseModule):
             self._updater = opt_mod.get_updater(optimizer)
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
-            self.load_optimizer_states(self._preload_opt_states)
+            self.load_optimizer_states(self._preload_opt_states,
+                                       resume_update_counts=self._resume_update_counts)
             self._preload_opt_states = None
 
     def borrow_optimizer(self, shared_module):
@@ -449,14 +457,16 @@ class Module(_StoredIO, BaseModule):
             from ..utils import atomic_write
             atomic_write(fname, self._updater.get_states())
 
-    def load_optimizer_states(self, fname):
+    def load_optimizer_states(self, fname, resume_update_counts=False):
+        """Load states saved by :meth:`save_optimizer_states`; the update counts restart
+        (MXNet) unless ``resume_update_counts``."""
         if not self.optimizer_initialized:
             raise MXNetError("init_optimizer before loading its states")
         if self._update_on_kvstore:
-            self._kvstore.load_optimizer_states(fname)
+            self._kvstore.load_optimizer_states(fname, resume_update_counts=resume_update_counts)
         else:
             with open(fname, "rb") as f:
-                self._updater.set_states(f.read())
+                self._updater.set_states(f.read(), resume_update_counts=resume_update_counts)
 
     def install_monitor(self, mon):
         self._exec_group.install_monitor(mon)

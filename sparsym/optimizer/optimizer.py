@@ -550,13 +550,19 @@ class Updater:
                 opt.update_multi_precision(list(idx), list(ws), list(gs),
                                            [states[i] for i in idx])
 
-    def set_states(self, states):
-        """Restore states from :meth:`get_states` bytes (a JSON + npz container, no pickle)."""
+    def set_states(self, states, resume_update_counts=False):
+        """Restore states from :meth:`get_states` bytes (a JSON + npz container, no pickle).
+
+        Bytes written with ``dump_optimizer=True`` restore the optimizer too, update counts
+        included, as MXNet's pickled optimizer does. Without it MXNet's optimizer starts
+        its counts (Adam's bias correction, schedules) again; ``resume_update_counts=True``
+        continues them from the counts the file records.
+        """
         from .states import loads_states, restore_optimizer
         states, opt = loads_states(states)
         self.states = states
         self.states_synced = dict.fromkeys(self.states, False)
-        if opt is not None:
+        if opt is not None and ("attrs" in opt or resume_update_counts):
             restore_optimizer(self.optimizer, opt)
             self.aggregate_updates = getattr(self.optimizer, "aggregate_num", 0) > 0
 
@@ -565,8 +571,8 @@ class Updater:
         from .states import dumps_states
         if dump_optimizer:
             return dumps_states(self.states, self.optimizer)
-        # update counts are kept even without the optimizer: a resumed run continues the
-        # same bias corrections and schedules (MXNet restarts them)
+        # the update counts are recorded even without the optimizer, for loaders that ask
+        # to continue them (set_states(resume_update_counts=True); MXNet restarts them)
         return dumps_states(self.states, progress=self.optimizer)
 
 
