@@ -236,6 +236,11 @@ class _GraphRunner:
         ag = outs[0]._ag
         self.node = weakref.ref(ag[0]) if ag is not None else None
 
+    def grad_stypes(self):
+        """The stype of each argument's gradient: row_sparse where the executor's gradient
+        array is (a sparse_grad Embedding's weight), so it reaches the parameter as is."""
+        return tuple("default" if g is None else g.stype for g in self.exe.grad_arrays)
+
     def _backward_raw(self, ograds, unused=()):
         """Raw gradients of every argument for raw head gradients ``ograds``; None at the
         positions ``unused`` (gradients nobody reads) that the executor did not compute."""
@@ -247,7 +252,9 @@ class _GraphRunner:
                 grads.append(None if k in unused else np.zeros(a.shape, a._raw.dtype))
                 continue
             raw = g._raw
-            grads.append(st.todense(raw) if raw.__class__ is not np.ndarray else raw)
+            if raw.__class__ is not np.ndarray and g.stype == "default":
+                raw = st.todense(raw)
+            grads.append(raw)
             # the caller may adopt the result: the next backward writes fresh buffers
             g._raw = np.empty_like(raw) if raw.__class__ is np.ndarray else \
                 st.zeros_raw(g.stype, g.shape, raw.dtype)

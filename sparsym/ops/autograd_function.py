@@ -82,10 +82,18 @@ CUSTOM_FUNCTION = register(OpDef(
     infer_shape=_fwd_shape, infer_type=_fwd_type, gradient=_grad,
     doc="A recorded autograd.Function call (imperative only)."))
 
+def _bwd_stypes(attrs, in_stypes):
+    """Gradient stypes: the function's own (a hybridized block's row_sparse gradient of a
+    sparse_grad Embedding stays row_sparse), dense by default."""
+    own = getattr(attrs.function, "grad_stypes", None)
+    return own() if own is not None else ("default",) * attrs.num_inputs
+
+
 register(OpDef(
     "_backward_CustomFunction", params=_P, inputs=_bwd_inputs,
     num_outputs=lambda a: a.num_inputs,
     output_names=lambda a: tuple(f"output{i}" for i in range(a.num_inputs)),
-    dispatch=(Dispatch(("default", "..."), ("default",), _bwd_kernel),),
+    dispatch=(Dispatch(("default", "..."), ("default",), _bwd_kernel,
+                       infer_stypes=_bwd_stypes),),
     infer_shape=_bwd_shape, infer_type=_bwd_type, skips_unused_outputs=True,
     doc="Gradient of a recorded autograd.Function: calls its backward."))

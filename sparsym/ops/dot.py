@@ -162,14 +162,31 @@ def _grad_dot_call(which, a):
     return dict(transpose_a=True, transpose_b=ta, forward_stype=D), (0, 1)
 
 
+_GRAD_ROWS: dict = {}
+
+
 def _grad_dot_row(which, a, in_stypes):
-    """(dot's row, its output stype, whether it is a fallback) for a sparse gradient."""
+    """(sub-dot attrs, operand order, dot's row, its output stype, whether it is a
+    fallback) for a sparse gradient; resolved once per (gradient, attrs, stypes), since a
+    training step asks again every step."""
+    key = (which, a, tuple(in_stypes))
+    try:
+        hit = _GRAD_ROWS.get(key)
+    except TypeError:  # attrs that do not hash (a plain dict): resolve every time
+        key, hit = None, None
+    if hit is not None:
+        return hit
     from .registry import get_op, resolve_dispatch
     kw, order = _grad_dot_call(which, a)
     op = get_op("dot")
     sub = op.params.parse("dot", kw)
     row, outs, mode = resolve_dispatch(op, sub, tuple(in_stypes[i] for i in order), 1)
-    return sub, order, row, outs[0], mode == "fallback"
+    hit = (sub, order, row, outs[0], mode == "fallback")
+    if key is not None:
+        if len(_GRAD_ROWS) > 256:  # attrs are few in a program; bound it anyway
+            _GRAD_ROWS.clear()
+        _GRAD_ROWS[key] = hit
+    return hit
 
 
 def _dot_grad_dense(which):

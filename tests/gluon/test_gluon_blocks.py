@@ -91,6 +91,44 @@ def test_hybridized_block_called_twice_in_one_record():
     assert (g[:10] == 2).all() and (g[10:] == 0).all()
 
 
+class _WeightedEmbedding(gluon.HybridBlock):
+    """Feature values weighting their embeddings, summed per row, and a dense head."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.emb = nn.Embedding(1000, 4, sparse_grad=True)
+            self.head = nn.Dense(1, in_units=4)
+
+    def hybrid_forward(self, F, ids, vals):
+        e = F.broadcast_mul(self.emb(ids), F.expand_dims(vals, axis=2))
+        return self.head(F.sum(e, axis=1))
+
+
+def test_hybridized_sparse_grad_embedding_keeps_the_gradient_row_sparse(monkeypatch):
+    # the hybridized graph's row_sparse gradient reaches the parameter as is: a dense
+    # (input_dim, dim) array cast back to row_sparse cost a pass over the table per step
+    # and dropped the looked-up rows whose gradient is zero (MXNet keeps them)
+    from sparsym import storage
+    seen = []
+    real = storage.dense_to_rsp
+    monkeypatch.setattr(storage, "dense_to_rsp", lambda x: seen.append(x.shape) or real(x))
+    grads = []
+    for hybrid in (False, True):
+        net = _WeightedEmbedding()
+        net.initialize(mx.init.One())
+        if hybrid:
+            net.hybridize()
+        with autograd.record():
+            loss = net(mx.nd.array([[1, 4], [7, 4]]), mx.nd.array([[1, 0], [0, 3]])).sum()
+        loss.backward()
+        g = net.emb.weight.grad()
+        assert g.stype == "row_sparse"
+        grads.append((g.indices.asnumpy().tolist(), g.data.asnumpy()[:, 0].tolist()))
+    assert grads[0] == grads[1] == ([1, 4, 7], [1.0, 3.0, 0.0])  # MXNet 1.9.1's values
+    assert (1000, 4) not in seen
+
+
 def test_export_loads_in_symbol_block(tmp_path):
     net = _mlp()
     net.initialize()
