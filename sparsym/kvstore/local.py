@@ -8,6 +8,7 @@ import numpy as np
 from .. import storage as st
 from ..base import MXNetError, ShapeError
 from ..kernels import rsp as krsp
+from ..kernels._arrays import sorted_unique
 from ..ndarray.ndarray import NDArray, wrap
 from .base import KVStoreBase, SingleWorker, _as_list
 
@@ -33,17 +34,16 @@ def _key_list(key, value=None):
     return keys, vals
 
 
-def _unique_ids(r):
-    """Row ids as sorted unique int64 (sort + adjacent compare: several times faster than
-    np.unique's hashing for a batch's tens of thousands of column ids)."""
+def _unique_ids(r, n, key):
+    """Row ids as sorted unique int64 (a byte map of the store's rows: several times faster
+    than sorting a batch's tens of thousands of column ids); MXNetError when one is not a
+    row of the stored value."""
     ids = r.asnumpy() if isinstance(r, NDArray) else np.asarray(r)
-    ids = np.sort(ids.astype(np.int64, copy=False).ravel())
-    if len(ids) > 1:
-        keep = np.empty(len(ids), dtype=bool)
-        keep[0] = True
-        np.not_equal(ids[1:], ids[:-1], out=keep[1:])
-        ids = ids[keep]
-    return ids
+    try:
+        return sorted_unique(ids.astype(np.int64, copy=False), n)
+    except ValueError:
+        raise MXNetError(f"row_sparse_pull: row id out of range [0, {n}) for key {key}") \
+            from None
 
 
 def _check_shape(k, stored, dst, what):
@@ -200,10 +200,7 @@ class KVStore(SingleWorker, KVStoreBase):
                 raise MXNetError("Expected row_sparse storage type for row_sparse_pull values, "
                                  f"but detected storage type {dst.stype}")
             _check_shape(k, stored, dst, "row_sparse_pull")
-            ids = _unique_ids(r)
-            if len(ids) and (ids[0] < 0 or ids[-1] >= stored.shape[0]):
-                raise MXNetError(f"row_sparse_pull: row id out of range [0, {stored.shape[0]}) "
-                                 f"for key {k}")
+            ids = _unique_ids(r, stored.shape[0], k)
             src = stored._raw
             if len(src.indices) == src.shape[0]:
                 # every row stored (the usual weight): rows are positions, no lookup needed

@@ -213,3 +213,22 @@ def test_errors_and_large_lookup():
     g = K.embedding_grad_rsp(np.array([2**40, 2**40, 1], IDX), np.ones((3, 2)), 2**41)
     np.testing.assert_array_equal(g.indices, [1, 2**40])
     np.testing.assert_array_equal(g.data, [[1, 1], [2, 2]])
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 1001, 100_000])
+def test_sorted_unique_and_positions_every_path(n):
+    # the byte map (n up to 256x the ids), the dense map and the sort all agree with NumPy
+    from sparsym.kernels._arrays import sorted_unique, unique_positions
+    rng = np.random.default_rng(n)
+    for size in (1, 3, 50, 2000):
+        ids = rng.integers(0, n, size)
+        ref, inv = np.unique(ids, return_inverse=True)
+        np.testing.assert_array_equal(sorted_unique(ids, n), ref)
+        uniq, pos = unique_positions(ids, n)
+        np.testing.assert_array_equal(uniq, ref)
+        np.testing.assert_array_equal(pos, inv.reshape(-1))
+    with pytest.raises(ValueError, match="outside"):
+        sorted_unique(np.array([0, n]), n)
+    with pytest.raises(ValueError, match="outside"):
+        sorted_unique(np.array([-1]), n)
+    assert sorted_unique(np.zeros(0, np.int64), n).shape == (0,)
