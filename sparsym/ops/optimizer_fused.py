@@ -105,7 +105,7 @@ for _mp in (False, True):
     another, then the (1,) ``rescale_grad`` array. Per weight i: ``g = clip(rescale_grad *
     grad)``, mean and var updated in place, ``w -= etas[i] * (lrs[i] * mean / (sqrt(var) +
     epsilon) + wds[i] * w)``{_how}.
-    A non-finite rescale_grad skips the update. Returns the new weights.
+    A rescale_grad of 0, inf or nan skips the update. Returns the new weights.
     """))
 
 

@@ -97,9 +97,10 @@ _ADAMW = Params(lr=_LR, beta1=Field("float", 0.9), beta2=Field("float", 0.999),
 
 def adamw_step(w, g, mean, var, w32, rescale, lr, eta, wd, beta1, beta2, epsilon, clip):
     """One AdamW update of one weight: mean, var (and w32 when given) in place; returns the
-    new weight in w's dtype. A non-finite ``rescale`` skips the update (MXNet)."""
+    new weight in w's dtype. A ``rescale`` of 0, inf or nan skips the update (MXNet: how
+    AMP's loss scaler skips a step after an overflow)."""
     target = w if w32 is None else w32
-    if not np.isfinite(rescale):
+    if not np.isfinite(rescale) or rescale == 0:
         return target.astype(w.dtype)
     gs = scaled_grad(g, rescale, clip)
     mean *= beta1
@@ -138,7 +139,8 @@ def _adamw_type(mp):
 
 _ADAMW_DOC = """AdamW (decoupled weight decay): ``g = clip(rescale_grad * grad)``, mean and var
     updated in place, ``w -= eta * (lr * mean / (sqrt(var) + epsilon) + wd * w)``;
-    ``rescale_grad`` is a (1,) array and a non-finite value skips the update."""
+    ``rescale_grad`` is a (1,) array; 0, inf or nan skips the update (weight, mean and var
+    unchanged)."""
 _reg("_adamw_update", ("weight", "grad", "mean", "var", "rescale_grad"), _ADAMW, _adamw(False),
      (2, 3), _ADAMW_DOC, shape=_adamw_shape, infer_type=_adamw_type(False))
 _reg("_mp_adamw_update", ("weight", "grad", "mean", "var", "weight32", "rescale_grad"), _ADAMW,
