@@ -75,7 +75,7 @@ def _run_fwd(prim, x, blocked, osh):
     ws = None
     wmd = prim.md(E.ARG_WORKSPACE)
     if wmd.size:
-        ws = core.Tensor(wmd)
+        ws = core.Tensor(wmd, np.empty(wmd.size, np.uint8))  # written whole
         args[E.ARG_WORKSPACE] = ws.data
     prim.execute(args)
     return y, ws

@@ -114,7 +114,9 @@ def _weights_plain(mode, ws, dims):
     """The stacked per-direction MXNet blocks (G*H, K) as an array whose logical dims are
     oneDNN's (1, D, K, G, H) (strides of the ldgoi order)."""
     D, K, G, H = dims[1], dims[2], dims[3], dims[4]
-    stack = np.ascontiguousarray(np.stack([_perm(mode, w, H) for w in ws]), dtype=_F)
+    blocks = [_perm(mode, w, H) for w in ws]
+    # one direction: the parameter vector's own block (a view), no stacking copy
+    stack = np.ascontiguousarray(blocks[0] if D == 1 else np.stack(blocks), dtype=_F)
     return stack.reshape(1, D, G, H, K).transpose(0, 1, 4, 2, 3)
 
 
@@ -156,7 +158,7 @@ def forward(mode, x, Wi, Wh, bi, bh, h0, c0=None, train=False):
         args[E.ARG_SRC_ITER_C], args[E.ARG_DST_ITER_C] = c0, cT
     ws = None
     if train:
-        ws = core.Tensor(prim.md(E.ARG_WORKSPACE))
+        ws = _written(prim.md(E.ARG_WORKSPACE))
         args[E.ARG_WORKSPACE] = ws.data
     prim.execute(args)
     saved = None
@@ -164,6 +166,12 @@ def forward(mode, x, Wi, Wh, bi, bh, h0, c0=None, train=False):
         saved = dict(x=x, h0=h0, c0=c0, y=y, hT=hT, cT=cT, bias=bias, ws=ws, fwd=prim,
                      Wi=Wi, Wh=Wh)
     return y, hT[0], (cT[0] if cT is not None else None), saved
+
+
+def _written(md):
+    """A Tensor for a buffer the primitive writes whole (workspace, overwritten gradients):
+    not zeroed first (a workspace is megabytes)."""
+    return core.Tensor(md, np.empty(md.size, np.uint8))
 
 
 def _buf(t):
@@ -199,8 +207,8 @@ def backward(mode, saved, dy, dhT=None, dcT=None):
     dx = np.empty((T, N, C), _F)
     dh0 = np.empty((1, D, N, H), _F)
     dbias = np.empty((1, D, _nbias(mode), H), _F)
-    dwl = core.Tensor(prim.md(E.ARG_DIFF_WEIGHTS_LAYER))
-    dwi = core.Tensor(prim.md(E.ARG_DIFF_WEIGHTS_ITER))
+    dwl = _written(prim.md(E.ARG_DIFF_WEIGHTS_LAYER))  # overwritten (the flag)
+    dwi = _written(prim.md(E.ARG_DIFF_WEIGHTS_ITER))
     args = {E.ARG_SRC_LAYER: x, E.ARG_SRC_ITER: saved["h0"], E.ARG_WEIGHTS_LAYER: _buf(wl),
             E.ARG_WEIGHTS_ITER: _buf(wi), E.ARG_BIAS: saved["bias"],
             E.ARG_DST_LAYER: saved["y"], E.ARG_DST_ITER: saved["hT"],
