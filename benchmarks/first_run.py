@@ -15,6 +15,11 @@ Numba compilation and cache loads, ``compiled`` the number of signatures compile
 summary line with the ratios (cold / MXNet, MXNet / warm). ``--profile`` adds, for the cold
 run, one line per kernel with its compile seconds and signatures (the ``--top`` costliest).
 
+``--workload lenet`` times a hybridized LeNet's first ``--lenet-batches`` training batches
+instead (the dense primitives' first run): the sparsym lines add ``onednn_load_s`` (library
+load, engine, stream), ``onednn_primitives`` and ``onednn_create_s`` (primitive descriptors
+and JIT) next to Numba's ``compile_s``.
+
 Usage::
 
     python benchmarks/first_run.py                 # 200k rows, 1M features, repeat 1
@@ -81,6 +86,8 @@ def child(args):
     mx = importlib.import_module(args.pkg)
     t_import = time.perf_counter() - T_START
     logging.getLogger().setLevel(logging.ERROR)
+    if args.workload == "lenet":
+        return child_lenet(args, mx, t_import)
     nf, bs = args.features, args.batch
     sys.path.insert(0, HERE)
     from train_sparse_logreg import build
@@ -112,6 +119,48 @@ def child(args):
     print(json.dumps(out), flush=True)
 
 
+def child_lenet(args, mx, t_import):
+    """``--workload lenet``: a hybridized LeNet trained for ``--lenet-batches`` batches of
+    64 28x28 images (convolution, pooling, dense: the dense primitives' first run)."""
+    import numpy as np
+    nn = mx.gluon.nn
+    net = nn.HybridSequential()  # benchmarks/cnn_vs_mxnet.py's LeNet
+    net.add(nn.Conv2D(20, kernel_size=5, activation="relu"), nn.MaxPool2D(2, 2),
+            nn.Conv2D(50, kernel_size=5, activation="relu"), nn.MaxPool2D(2, 2),
+            nn.Flatten(), nn.Dense(500, activation="relu"), nn.Dense(10))
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd",
+                               {"learning_rate": 0.05, "momentum": 0.9})
+    loss = mx.gluon.loss.SoftmaxCrossEntropyLoss()
+    rng = np.random.RandomState(0)
+    x = mx.nd.array(rng.rand(64, 1, 28, 28).astype("float32"))
+    y = mx.nd.array(rng.randint(0, 10, 64))
+    t_first = None
+    for i in range(args.lenet_batches):
+        with mx.autograd.record():
+            l = loss(net(x), y)
+        l.backward()
+        trainer.step(64)
+        l.wait_to_read()
+        if i == 0:
+            t_first = time.perf_counter() - T_START
+    out = {"pkg": args.pkg, "workload": "lenet", "batches": args.lenet_batches,
+           "import_s": round(t_import, 3), "first_batch_done_s": round(t_first, 3),
+           "inproc_s": round(time.perf_counter() - T_START, 3),
+           "cpu_s": round(time.process_time(), 3)}
+    if args.pkg == "sparsym":
+        from sparsym import _compile_notice
+        from sparsym.kernels import onednn
+        out["compile_s"] = round(_compile_notice.compile_seconds(), 3)
+        info = onednn.cache_info()
+        out["onednn"] = onednn.enabled()
+        out["onednn_load_s"] = round(info["load_s"], 3)
+        out["onednn_primitives"] = info["misses"]
+        out["onednn_create_s"] = round(info["create_s"], 3)
+    print(json.dumps(out), flush=True)
+
+
 def _run(cmd, env):
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -137,6 +186,10 @@ def main(argv=None):
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--quick", action="store_true", help="50k rows")
     ap.add_argument("--mxnet-python", default=os.path.expanduser("~/mxref/bin/python"))
+    ap.add_argument("--workload", choices=["logreg", "lenet"], default="logreg",
+                    help="logreg: the sparse epoch above; lenet: a hybridized LeNet's first "
+                         "batches (oneDNN load, primitive creation and JIT counted)")
+    ap.add_argument("--lenet-batches", type=int, default=20)
     args = ap.parse_args(argv)
     if args.pkg is not None:
         child(args)
@@ -153,7 +206,8 @@ def main(argv=None):
             generate(path, args.rows, args.features)
         have_mx = os.path.exists(args.mxnet_python)
         base = [os.path.abspath(__file__), "--file", path, "--features", str(args.features),
-                "--batch", str(args.batch)]
+                "--batch", str(args.batch), "--workload", args.workload,
+                "--lenet-batches", str(args.lenet_batches)]
         # as a user's: Python writes its bytecode caches (pip installs them precompiled)
         env = {k: v for k, v in os.environ.items()
                if k not in ("NUMBA_CACHE_DIR", "PYTHONDONTWRITEBYTECODE")}

@@ -10,6 +10,8 @@ from .. import profiler
 from .. import storage as st
 from ..base import MXNetError, ShapeError, dtype_of, getenv
 from ..context import current_context, require_usable
+from ..kernels.onednn.core import Tensor as _Blocked
+from ..kernels.onednn.core import to_plain
 from ..ndarray.ndarray import NDArray, wrap
 from ..ops import rules
 from .plan import get_plan
@@ -305,6 +307,8 @@ class Executor:
                           or any(e is not None for e in plan.grad_eids))
         release = mem.release_train if train else mem.release_infer
         self._run(plan.forward_steps, is_train, release, 0)
+        if plan.blocked:  # the plan's edge: users see NumPy arrays
+            _unblock(env, plan.head_eids)
         views = self._out_views
         for i, (o, e) in enumerate(zip(self.outputs, plan.head_eids)):
             if i in views and o._raw.shape == env[e].shape:
@@ -384,6 +388,8 @@ class Executor:
         mem = plan.memory
         n_fwd = len(plan.forward_steps)
         self._run(plan.backward_steps, is_train, mem.release_train[n_fwd:], n_fwd)
+        if plan.blocked:
+            _unblock(env, [e for e in plan.grad_eids if e is not None])
         for garr, e, req in zip(self.grad_arrays, plan.grad_eids, plan.grad_reqs):
             if garr is None or req == "null":
                 continue
@@ -446,8 +452,11 @@ class Executor:
         monitor = self._monitor
         prof = profiler.RUN.symbolic
         specs = self._out_specs()
+        blocked = self._plan.blocked
         for j, s in enumerate(steps):
             ins = [env[i] for i in s.in_eids]
+            if blocked and not s.blocked:
+                ins = _unblock(env, s.in_eids, ins)
             if s.mode == "fallback":
                 ins = [st.todense(x) for x in ins]
             if monitor is not None and self._monitor_all:
@@ -476,6 +485,8 @@ class Executor:
             ins = outs = None
             if monitor is not None:
                 node = self.node_name(s.name)
+                if blocked:
+                    _unblock(env, s.out_eids)
                 for name, e in zip(s.out_names, s.out_eids):
                     if env[e] is not None:  # an output no step reads may be skipped
                         monitor(f"{node}_{name}", wrap(env[e], self._ctx))
@@ -497,7 +508,7 @@ class Executor:
         names = node.op.monitor_input_names or node.op.input_names(node.params)
         name = self.node_name(s.name)
         for (src, _), nm, x in zip(node.inputs, names, ins):
-            arr = wrap(x, self._ctx)
+            arr = wrap(to_plain(x), self._ctx)
             if src.is_variable:
                 self._monitor(self.node_name(src.name), arr)
             self._monitor(f"{name}_{nm}", arr)
@@ -570,6 +581,18 @@ class Executor:
         """The bound symbol, after common-subexpression elimination when
         ``MXNET_ELIMINATE_COMMON_EXPR=1`` (MXNet's switch)."""
         return self._symbol
+
+
+def _unblock(env, eids, ins=None):
+    """Replace oneDNN Tensors among ``env[eids]`` by NumPy arrays (converted once: the
+    environment keeps the array); returns ``ins`` with the same replacements."""
+    for k, e in enumerate(eids):
+        x = env[e]
+        if type(x) is _Blocked:
+            env[e] = x = to_plain(x)
+            if ins is not None:
+                ins[k] = x
+    return ins
 
 
 def _copy_into(dst, value, name):

@@ -20,6 +20,7 @@ from ..base import DTypeError, ShapeError
 from ..ops import rules
 from ..ops.node import Node
 from ..ops.registry import report_fallback
+from ..passes import fuse
 from ..passes.gradient import gradient
 from ..passes.infer_shape import infer_shape
 from ..passes.infer_storage import infer_storage
@@ -58,6 +59,7 @@ class Step(NamedTuple):
     out_grad: tuple = ()
     out_shapes: tuple = ()
     out_dtypes: tuple = ()
+    blocked: bool = False       # takes and may return oneDNN Tensors (Dispatch.blocked)
 
     def describe(self):
         return f"node {self.name} ({self.op_name})"
@@ -87,6 +89,7 @@ class Plan:
     build_seconds: float = 0.0
     build_times: tuple = ()     # (phase, seconds) for the passes that built this plan
     stateful_forward: bool = False  # a forward op depends on is_train or updates state
+    blocked: bool = False       # some step may leave a oneDNN Tensor in the environment
 
     @property
     def input_names(self):
@@ -107,12 +110,14 @@ def clear_cache():
 
 
 def cache_key(graph, shapes, dtypes, stypes, grad_reqs):
-    """(structure, shapes, dtypes, stypes, grad_req): everything a plan depends on."""
+    """(structure, shapes, dtypes, stypes, grad_req, fusion on): everything a plan depends
+    on."""
     return (graph.signature(),
             tuple(sorted(shapes.items())),
             tuple(sorted((k, np.dtype(v).str) for k, v in dtypes.items())),
             tuple(sorted(stypes.items())),
-            tuple(grad_reqs.get(n.name, "null") for n in graph.arg_nodes))
+            tuple(grad_reqs.get(n.name, "null") for n in graph.arg_nodes),
+            fuse.enabled())
 
 
 def get_plan(symbol, shapes, dtypes, stypes, grad_reqs):
@@ -278,6 +283,10 @@ def _freeze(graph, nodes, shp, typ, mem, direct, read):
         if n.op.needs_out_shapes:
             attrs = type(attrs)(attrs, __out_shapes__=oshp)
             train_attrs = type(train_attrs)(train_attrs, __out_shapes__=oshp)
+        blocked = p.row.blocked and p.mode != "fallback" and not p.writes_out
+        if blocked:
+            attrs = type(attrs)(attrs, __blocked__=True)
+            train_attrs = type(train_attrs)(train_attrs, __blocked__=True)
         if p.writes_out:
             slots = tuple([mem.slot_of.get(e, -1) for e in oe])
             inplace = tuple([mem.inplace_src.get(e, -1) for e in oe])
@@ -287,7 +296,7 @@ def _freeze(graph, nodes, shp, typ, mem, direct, read):
         step = Step(k, n.name, n.op.name, p.row.kernel, attrs, train_attrs,
                     tuple(graph.in_eids(k)), oe, p.in_stypes, p.out_stypes, p.mode,
                     tuple(n.op.out_names(n.params)), p.writes_out, slots, inplace, to_grad,
-                    oshp, tuple([typ[e] for e in oe]))
+                    oshp, tuple([typ[e] for e in oe]), blocked)
         (fsteps if p.forward else bsteps).append(step)
     return tuple(fsteps), tuple(bsteps)
 
@@ -299,6 +308,8 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs,
     the memory plan, then the frozen steps. ``entry_shapes`` ({(node, index): shape})
     seeds shapes that inference cannot derive (value-dependent outputs of a recorded run)."""
     clock = _Clock()
+    if entry_shapes is None:
+        fwd = _fuse(fwd, grad_reqs)
     heads, args = list(fwd.heads), list(fwd.arg_nodes)
     graph, head_grad_vars, grad_entries = _gradient_phase(fwd, grad_reqs)
     clock.mark("gradient")
@@ -354,8 +365,24 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs,
         forward_steps=fsteps, backward_steps=bsteps, fallbacks=tuple(fallbacks),
         memory=mem, build_seconds=time.perf_counter() - clock.start,
         build_times=tuple(clock.phases),
+        blocked=any(s.blocked for s in fsteps + bsteps),
         stateful_forward=any(n.op is not None and (n.op.needs_is_train or n.op.mutates or n.op.aux)
                              for n in fwd.nodes))
+
+
+def _fuse(fwd, grad_reqs):
+    """The graph with post-op fusion applied when the plan computes no gradient (the
+    backward reads unfused values) and the inputs stay the same; else ``fwd``."""
+    if not fuse.enabled() or any(grad_reqs.get(n.name, "null") != "null"
+                                 for n in fwd.arg_nodes):
+        return fwd
+    heads, fused = fuse.fuse_post_ops(fwd.heads)
+    if not fused:
+        return fwd
+    g = IndexedGraph(heads)
+    if [n.name for n in g.input_nodes] != [n.name for n in fwd.input_nodes]:
+        return fwd
+    return g
 
 
 def _out_name(entry):

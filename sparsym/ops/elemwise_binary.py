@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import storage as st
 from ..kernels import csr as kcsr
+from ..kernels import onednn as konednn
 from ..kernels import rsp as krsp
 from . import rules
 from .elemwise import BINARY_PARTIALS, dense2, mod_or_zero, same_dtype
@@ -154,6 +155,19 @@ for _k in _BACKWARD_KINDS:
                    doc=f"Dense gradients of the elementwise {_k} (MXNet gives dense ones)."))
 
 
+def _blocked_ok(fn):
+    """The dense kernel of ``fn`` (f(0, 0) = 0), also on two oneDNN Tensors of one layout
+    inside a plan (residual adds and gradient sums between convolutions)."""
+    dense = dense2(fn)
+
+    def k(attrs, xs):
+        md = konednn.same_layout(xs)
+        if md is not None:
+            return (konednn.Tensor(md, fn(xs[0].values(), xs[1].values()).view(np.uint8)),)
+        return dense(attrs, [konednn.to_plain(x) for x in xs])
+    return k
+
+
 # ----------------------------------------------------------------------------- registration
 _ADD_DOC = """Elementwise {what}.
 
@@ -163,11 +177,11 @@ _ADD_DOC = """Elementwise {what}.
 for _name, _alpha, _beta, _grad, _al, _what, _op in (
         ("elemwise_add", 1.0, 1.0, _add_grad, ("_add", "_plus", "_Plus"), "sum", "+"),
         ("elemwise_sub", 1.0, -1.0, _sub_grad, ("_sub", "_minus", "_Minus"), "difference", "-")):
-    _dense = dense2(np.add if _beta > 0 else np.subtract)
+    _dense = _blocked_ok(np.add if _beta > 0 else np.subtract)
     _sd = _add_sparse_dense(1, 1 if _beta > 0 else -1)
     register(OpDef(
         _name, inputs=("lhs", "rhs"),
-        dispatch=(Dispatch((D, D), (D,), _dense),
+        dispatch=(Dispatch((D, D), (D,), _dense, blocked=True),
                   Dispatch((R, R), (R,), _rsp_add(_alpha, _beta)),
                   Dispatch((C, C), (C,), _csr_add(_alpha, _beta)),
                   Dispatch((D, C), (D,), _sd), Dispatch((C, D), (D,), _sd),
@@ -178,7 +192,7 @@ for _name, _alpha, _beta, _grad, _al, _what, _op in (
 
 register(OpDef(
     "_grad_add", inputs=("lhs", "rhs"),
-    dispatch=(Dispatch((D, D), (D,), dense2(np.add)),
+    dispatch=(Dispatch((D, D), (D,), _blocked_ok(np.add), blocked=True),
               Dispatch((R, R), (R,), _rsp_add(1.0, 1.0)),
               Dispatch((C, C), (C,), _csr_add(1.0, 1.0))),
     gradient=_add_grad, doc="Gradient accumulation sum (elemwise_add's rules; mixes fall back)."))

@@ -36,6 +36,11 @@ class Dispatch:
     weight_inplace
         Optimizer updates: when ``nd.<op>(..., out=weight)`` is called, attrs carry
         ``__inplace__`` and the kernel updates the weight where it lies.
+    blocked
+        Inside a plan (attrs carry ``__blocked__``) the kernel accepts
+        ``kernels.onednn.Tensor`` inputs (oneDNN's blocked layouts) and may return Tensor
+        outputs; the executor turns a Tensor into a NumPy array before any other step and
+        at the plan's edges, so NDArray users never see one. Never set with writes_out.
     """
 
     ins: tuple
@@ -44,6 +49,7 @@ class Dispatch:
     when: Callable | None = None
     writes_out: bool = False
     weight_inplace: bool = False
+    blocked: bool = False
     # ``f(attrs, in_stypes) -> out stypes`` when the row's output stypes are computed
     # (Custom ops ask the user's infer_storage_type); ``outs`` is then a placeholder
     infer_stypes: Callable | None = None
@@ -131,6 +137,12 @@ class OpDef:
     # variable gets this ``__init__`` attribute (MXNet's FSetInputVarAttrOnCompose: BatchNorm's
     # moving_var starts at one, PReLU's gamma at 0.25)
     input_init: tuple = ()
+    # ``f(attrs) -> post-op tuple or None``: the op (one data input, elementwise) can run as
+    # a post-op of its input's producer (``passes/fuse.py``): ('relu',), ('tanh',)...
+    post_op: Callable | None = None
+    # the kernel applies the post-ops in its attrs' ``__post_ops__`` to its output, in order,
+    # on every path (Convolution: oneDNN's post-op attribute, else NumPy after the kernel)
+    fuses_post_ops: bool = False
 
     def input_names(self, attrs) -> tuple:
         return tuple(self.inputs(attrs)) if callable(self.inputs) else self.inputs

@@ -13,6 +13,7 @@ import os
 import site
 import sys
 import threading
+import time
 import types
 
 from ...base import MXNetError
@@ -67,7 +68,7 @@ class ExecArg(ctypes.Structure):
 
 
 _state = {"lib": None, "error": None, "path": None, "engine": None, "stream": None,
-          "omp": None, "threads": None, "version": None}
+          "omp": None, "threads": None, "version": None, "load_s": 0.0}
 _lock = threading.Lock()
 
 
@@ -132,6 +133,7 @@ def load():
                                f"only, not {sys.platform}/{os.uname().machine}")
             raise OneDNNUnavailable(_state["error"])
         tried = []
+        t0 = time.perf_counter()
         for path in _candidates():
             if not os.path.exists(path):
                 tried.append(f"{path} (absent)")
@@ -150,6 +152,7 @@ def load():
             _state["version"] = (ver.major, ver.minor, ver.patch, ver.cpu_runtime)
             _state["path"], _state["lib"] = path, dll
             _init(dll)
+            _state["load_s"] = time.perf_counter() - t0
             return dll
         _state["error"] = ("oneDNN library not found or not loadable: install it with "
                            "`pip install onednn-cpu-gomp==2023.2.0`; tried " + "; ".join(tried))

@@ -194,22 +194,23 @@ def _out(shape, dt, nd, cl):
     return y, _md_of(y, nd, cl, supported_dtype(dt))
 
 
-def _run_into(prim, arg, md_user, arr, args):
-    """Bind output ``arg``: the user's array when layouts agree, else a Tensor to reorder
-    back after the call; returns the finisher."""
+def _run_into(prim, arg, md_user, arr, args, pending, plain=True):
+    """Bind output ``arg``: the user's array when layouts agree, else a Tensor (reordered
+    into ``arr`` after the call unless ``plain`` is False); returns what the caller gets."""
     want = prim.md(arg)
     if want.key == md_user.key:
         args[arg] = arr
-        return None
-    t = Tensor(want)
+        return arr
+    t = Tensor(want, np.empty(want.size, np.uint8))  # outputs come zero-padded
     args[arg] = t
-    return (t, md_user, arr)
+    if not plain:
+        return t
+    pending.append((t, md_user, arr))
+    return arr
 
 
 def _finish(pending):
-    for item in pending:
-        if item is not None:
-            t, md_user, arr = item
+    for t, md_user, arr in pending:
             core.reorder_md(t.md, md_user).execute({E.ARG_FROM: t.data, E.ARG_TO: arr})
 
 
@@ -239,25 +240,27 @@ def _win(w, geom, want):
 def _wout(w_shape, dt, geom, prim, args, pending):
     dw = np.empty(w_shape, dt)
     wl, ws = _wdims(dw, geom.nd, geom.cl, geom.g, geom.deconv)
-    pending.append(_run_into(prim, E.ARG_DIFF_WEIGHTS, md_plain(wl, geom.dt, ws), dw, args))
-    return dw
+    return _run_into(prim, E.ARG_DIFF_WEIGHTS, md_plain(wl, geom.dt, ws), dw, args, pending)
 
 
-def _forward(geom, prim, x, w, b, yshape, dt):
-    """Run forward primitive ``prim`` of ``geom``: y as a NumPy array in the caller's layout."""
+def _forward(geom, prim, x, w, b, yshape, dt, plain=True):
+    """Run forward primitive ``prim`` of ``geom``: y as a NumPy array in the caller's layout
+    (``plain=False``: a Tensor when the primitive's layout is blocked)."""
     args = {E.ARG_SRC: _in(x, geom.nd, geom.cl, dt, prim.md(E.ARG_SRC)),
             E.ARG_WEIGHTS: _win(w, geom, prim.md(E.ARG_WEIGHTS))}
     if b is not None:
         args[E.ARG_BIAS] = np.ascontiguousarray(b, dt)
     y, ymd = _out(yshape, dt, geom.nd, geom.cl)
-    pending = [_run_into(prim, E.ARG_DST, ymd, y, args)]
+    pending = []
+    y = _run_into(prim, E.ARG_DST, ymd, y, args, pending, plain)
     prim.execute(args)
     _finish(pending)
     return y
 
 
-def _backward(geom, x, w, dy, yshape, dt, nbias):
-    """(dx, dw, db) of ``geom`` (db None unless ``nbias``, its length)."""
+def _backward(geom, x, w, dy, yshape, dt, nbias, plain=True):
+    """(dx, dw, db) of ``geom`` (db None unless ``nbias``, its length; ``plain=False``: dx
+    may be a Tensor)."""
     if tuple(dy.shape) != tuple(yshape):
         raise OneDNNUnimplemented(f"dy {dy.shape} is not the output shape {yshape}")
     nd, cl = geom.nd, geom.cl
@@ -266,7 +269,7 @@ def _backward(geom, x, w, dy, yshape, dt, nbias):
     dyd = _in(dy, nd, cl, dt, bd.md(E.ARG_DIFF_DST))
     args = {E.ARG_DIFF_DST: dyd, E.ARG_WEIGHTS: _win(w, geom, bd.md(E.ARG_WEIGHTS))}
     dx, dxmd = _out(x.shape, dt, nd, cl)
-    pending.append(_run_into(bd, E.ARG_DIFF_SRC, dxmd, dx, args))
+    dx = _run_into(bd, E.ARG_DIFF_SRC, dxmd, dx, args, pending, plain)
     bd.execute(args)
     want = bw.md(E.ARG_DIFF_DST)  # both backward primitives usually take one dy layout
     args = {E.ARG_SRC: _in(x, nd, cl, dt, bw.md(E.ARG_SRC)),
@@ -282,23 +285,31 @@ def _backward(geom, x, w, dy, yshape, dt, nbias):
     return dx, dw, db
 
 
+def _arrays(dt, *xs):
+    """NumPy arrays of ``dt`` (Tensors pass: they are already in a oneDNN layout)."""
+    return [x if isinstance(x, Tensor) else np.asarray(x, dt) for x in xs]
+
+
 def conv_forward(x, w, b, stride, pad, dilate, num_group=1, layout=None, post_ops=(),
-                 prop=None):
+                 prop=None, plain=True):
     """y = Convolution(x, w, b) as ``kernels.conv.conv_forward``; ``post_ops`` are
-    :class:`Attr` items (fused ReLU...). 3-D data and weights work here too."""
+    :class:`Attr` items (fused ReLU...). 3-D data and weights work here too. ``x`` may be
+    a :class:`Tensor`; ``plain=False`` returns y as a Tensor when its layout is blocked."""
     dt = _dtype(x, w, b)
-    x, w = (np.asarray(a, dt) for a in (x, w))
+    x, w = _arrays(dt, x, w)
     geom, yshape = conv_geom(x, w, stride, pad, dilate, num_group, layout, b is not None, dt)
     prim = geom.fwd(prop or E.forward_inference, Attr(post_ops) if post_ops else None)
-    return _forward(geom, prim, x, w, b, yshape, dt)
+    return _forward(geom, prim, x, w, b, yshape, dt, plain)
 
 
-def conv_backward(x, w, dy, stride, pad, dilate, num_group=1, need_bias=True, layout=None):
-    """(dx, dw, db) as ``kernels.conv.conv_backward``."""
+def conv_backward(x, w, dy, stride, pad, dilate, num_group=1, need_bias=True, layout=None,
+                  plain=True):
+    """(dx, dw, db) as ``kernels.conv.conv_backward`` (``x``, ``dy`` may be Tensors;
+    ``plain=False``: dx may be one)."""
     dt = _dtype(x, w, dy)
-    x, w, dy = (np.asarray(a, dt) for a in (x, w, dy))
+    x, w, dy = _arrays(dt, x, w, dy)
     geom, yshape = conv_geom(x, w, stride, pad, dilate, num_group, layout, need_bias, dt)
-    return _backward(geom, x, w, dy, yshape, dt, w.shape[0] if need_bias else 0)
+    return _backward(geom, x, w, dy, yshape, dt, w.shape[0] if need_bias else 0, plain)
 
 
 def deconv_geom(x, w, stride, pad, dilate, num_group, adj, bias, dt):

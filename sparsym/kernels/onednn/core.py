@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import threading
+import time
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from . import _lib
 from ._lib import E, check
 
 __all__ = ["MemoryDesc", "md_plain", "md_tag", "Attr", "Primitive", "primitive",
-           "Tensor", "reorder_md", "to_plain", "from_plain", "threads_for", "dims",
+           "Tensor", "same_layout", "reorder_md", "to_plain", "from_plain", "threads_for", "dims",
            "DTYPES", "cache_info", "cache_clear", "SMALL_WORK"]
 
 _MAXD = _lib._enums.DEFINES["DNNL_MAX_NDIMS"]
@@ -296,7 +297,7 @@ class Primitive:
 _CACHE_CAP = 1024
 _cache: collections.OrderedDict = collections.OrderedDict()
 _cache_lock = threading.Lock()
-_stats = {"hits": 0, "misses": 0}
+_stats = {"hits": 0, "misses": 0, "create_s": 0.0}
 
 
 def primitive(key, create, work=0):
@@ -318,12 +319,15 @@ def primitive(key, create, work=0):
     with _cache_lock:
         _stats["misses"] += 1
         _lib.set_threads(threads)
+        t0 = time.perf_counter()
         try:
             pd = create()
             prim = Primitive(pd, str(key[0]), threads)
         except _lib.OneDNNUnimplemented as e:
             _cache[full] = e
             raise
+        finally:
+            _stats["create_s"] += time.perf_counter() - t0
         _cache[full] = prim
         if len(_cache) > _CACHE_CAP:
             _cache.popitem(last=False)
@@ -331,8 +335,9 @@ def primitive(key, create, work=0):
 
 
 def cache_info():
-    """{hits, misses, size} of the primitive cache."""
-    return dict(_stats, size=len(_cache))
+    """{hits, misses, create_s (seconds spent creating primitives: descriptors and JIT),
+    size} of the primitive cache, and load_s (library load, engine and stream)."""
+    return dict(_stats, size=len(_cache), load_s=_lib._state["load_s"])
 
 
 def cache_clear():
@@ -376,8 +381,27 @@ class Tensor:
         return self.md.shape
 
     @property
+    def ndim(self):
+        return len(self.md.shape)
+
+    @property
     def dtype(self):
         return _NP.get(self.md.dtype)
+
+    def values(self):
+        """The buffer as a flat array of the element dtype (padding included)."""
+        return self.data.view(_NP[self.md.dtype])
+
+
+def same_layout(xs):
+    """The common descriptor when every one of ``xs`` is a Tensor of one layout, else None
+    (elementwise ops with f(0) = 0 then run on the buffers, padding included)."""
+    md = None
+    for x in xs:
+        if type(x) is not Tensor or (md is not None and x.md.key != md.key):
+            return None
+        md = x.md
+    return md
 
 
 def reorder_md(src_md, dst_md):

@@ -16,6 +16,7 @@ from ..params import Field
 from ..registry import Dispatch, OpDef, register
 from . import _onednn_layers as _dnn
 from ._common import Checked, D, require
+from .activation import POST_OPS
 
 _LAYOUTS = (None, "NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
 
@@ -141,25 +142,44 @@ def _geom(a):
     return _tup(a.stride, nd, 1), _tup(a.pad, nd, 0), _tup(a.dilate, nd, 1)
 
 
+def _keep_blocked(a):
+    """Inside a plan (``__blocked__``) a channel-first conv hands oneDNN's layout on."""
+    return bool(a.get("__blocked__")) and not _channel_last(a)
+
+
+# fused activations (``__post_ops__``, passes/fuse.py) as oneDNN eltwise post-ops
+_DNN_POST = {"relu": "eltwise_relu", "sigmoid": "eltwise_logistic", "tanh": "eltwise_tanh"}
+
+
 def _conv_fwd(a, xs):
     s, p, d = _geom(a)
     b = None if a.no_bias else xs[2]
+    post = a.get("__post_ops__", ())
     args = (xs[0], xs[1], b, s, p, d, a.num_group, a.layout)
-    y = dnn.attempt(dconv.conv_forward, *args)  # oneDNN first; Numba where it refuses
+    # oneDNN first; Numba where it refuses
+    y = dnn.attempt(dconv.conv_forward, *args, plain=not _keep_blocked(a),
+                    post_ops=[("eltwise", getattr(dnn.E, _DNN_POST[o[0]]), 0.0, 0.0)
+                              for o in post])
     if y is NotImplemented:
+        args = tuple(dnn.to_plain(v) for v in args)
         y = (kconv3d.conv3d_forward if len(a.kernel) == 3 else kconv.conv_forward)(*args)
-    return (y.astype(xs[0].dtype, copy=False),)
+        for o in post:
+            y = POST_OPS[o[0]](y)
+    return (y if isinstance(y, dnn.Tensor) else y.astype(xs[1].dtype, copy=False),)
 
 
 def _conv_bwd(a, xs):
     g, x, w = xs[0], xs[1], xs[2]
     s, p, d = _geom(a)
     args = (x, w, g, s, p, d, a.num_group, not a.no_bias, a.layout)
-    res = dnn.attempt(dconv.conv_backward, *args)
+    res = dnn.attempt(dconv.conv_backward, *args, plain=not _keep_blocked(a))
     if res is NotImplemented:
+        args = tuple(dnn.to_plain(v) for v in args)
         res = (kconv3d.conv3d_backward if len(a.kernel) == 3 else kconv.conv_backward)(*args)
     dx, dw, db = res
-    out = (dx.astype(x.dtype, copy=False), dw.astype(w.dtype, copy=False))
+    if not isinstance(dx, dnn.Tensor):
+        dx = dx.astype(w.dtype, copy=False)
+    out = (dx, dw.astype(w.dtype, copy=False))
     return out + (() if a.no_bias else (db.astype(w.dtype, copy=False),))
 
 
@@ -177,12 +197,13 @@ _bwd_shape = rules.grads_like_inputs(1, then=rules.bias_grad_shape("num_filter")
 _ROWS3 = (Dispatch((D, D, D), (D,), None), Dispatch((D, D), (D,), None))
 
 
-def _rows(k):
-    return tuple(Dispatch(r.ins, r.outs, k) for r in _ROWS3)
+def _rows(k, blocked=False):
+    return tuple(Dispatch(r.ins, r.outs, k, blocked=blocked) for r in _ROWS3)
 
 
 register(OpDef(
-    "Convolution", params=_CONV, inputs=_inputs, dispatch=_rows(_conv_fwd),
+    "Convolution", params=_CONV, inputs=_inputs, dispatch=_rows(_conv_fwd, blocked=True),
+    fuses_post_ops=True,
     infer_shape=conv_shape, infer_type=rules.same_type, gradient=_grad("_backward_Convolution"),
     doc="""1-D, 2-D or 3-D convolution (cross-correlation) with groups, stride, dilation and
     padding.
@@ -212,7 +233,8 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_Convolution", params=_CONV, inputs=("ograd", "data", "weight"),
-    num_outputs=lambda a: 2 if a.no_bias else 3, dispatch=(Dispatch((D, D, D), (D,), _conv_bwd),),
+    num_outputs=lambda a: 2 if a.no_bias else 3,
+    dispatch=(Dispatch((D, D, D), (D,), _conv_bwd, blocked=True),),
     infer_shape=_bwd_shape, infer_type=rules.same_type))
 
 
@@ -407,6 +429,7 @@ def _pool_fwd(a, xs):
     y = _dnn.pool_fwd(a, xs[0])
     if y is not None:
         return (y,)
+    xs = [dnn.to_plain(v) for v in xs]  # oneDNN-laid inputs inside a plan, Numba path
     x = _to_cf(a, xs[0])
     if a.pool_type == "lp":
         pv = a.p_value
@@ -421,6 +444,7 @@ def _pool_bwd(a, xs):
     dx = _dnn.pool_bwd(a, xs[0], xs[1], xs[2])
     if dx is not None:
         return (dx,)
+    xs = [dnn.to_plain(v) for v in xs]
     g, x, y = _to_cf(a, xs[0]), _to_cf(a, xs[1]), _to_cf(a, xs[2])
     if a.pool_type == "lp":
         pv = a.p_value
@@ -445,7 +469,7 @@ _pool_bwd_shape = rules.grads_like_inputs(1)
 
 
 register(OpDef(
-    "Pooling", params=_POOL, dispatch=(Dispatch((D,), (D,), _pool_fwd),),
+    "Pooling", params=_POOL, dispatch=(Dispatch((D,), (D,), _pool_fwd, blocked=True),),
     infer_shape=pool_shape, infer_type=rules.same_type,
     gradient=_pool_grad_of("_backward_Pooling"),
     doc="""1-D, 2-D or 3-D pooling: max, avg, sum or lp, optionally global.
@@ -475,7 +499,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_Pooling", params=_POOL, inputs=("ograd", "data", "out"),
-    dispatch=(Dispatch((D, D, D), (D,), _pool_bwd),),
+    dispatch=(Dispatch((D, D, D), (D,), _pool_bwd, blocked=True),),
     infer_shape=_pool_bwd_shape, infer_type=rules.same_type))
 
 
@@ -508,7 +532,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_Pooling_v1", params=_POOL_V1, inputs=("ograd", "data", "out"),
-    dispatch=(Dispatch((D, D, D), (D,), _pool_bwd),),
+    dispatch=(Dispatch((D, D, D), (D,), _pool_bwd, blocked=True),),
     infer_shape=_pool_bwd_shape, infer_type=rules.same_type))
 
 
@@ -521,5 +545,6 @@ register(OpDef(
     kernels as Convolution; see its documentation."""))
 register(OpDef(
     "_backward_Convolution_v1", params=_CONV, inputs=("ograd", "data", "weight"),
-    num_outputs=lambda a: 2 if a.no_bias else 3, dispatch=(Dispatch((D, D, D), (D,), _conv_bwd),),
+    num_outputs=lambda a: 2 if a.no_bias else 3,
+    dispatch=(Dispatch((D, D, D), (D,), _conv_bwd, blocked=True),),
     infer_shape=_bwd_shape, infer_type=rules.same_type))

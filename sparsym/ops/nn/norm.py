@@ -5,6 +5,7 @@ import numpy as np
 
 from ...base import MXNetError
 from ...kernels import norm as knorm
+from ...kernels.onednn import to_plain
 from .. import rules
 from ..grad import kept, multi_bw
 from ..params import Field
@@ -71,6 +72,7 @@ def _bn_fwd(a, xs):
     out = _dnn.bn_fwd(a, x, gamma, beta, mm, mv, _batch_stats(a))
     if out is not None:
         return out
+    x = to_plain(x)  # a oneDNN-laid input inside a plan, on the Numba path
     red, bs = _layout(a, x)
     ax = norm_axis(a.axis, x.ndim, "BatchNorm")
     fast = _fast(x)
@@ -108,6 +110,7 @@ def _bn_bwd(a, xs):
     out = _dnn.bn_bwd(a, g, x, gamma, mean, invstd, _batch_stats(a))
     if out is not None:
         return out
+    g, x = to_plain(g), to_plain(x)
     red, bs = _layout(a, x)
     ax = norm_axis(a.axis, x.ndim, "BatchNorm")
     gam = np.ones_like(gamma) if a.fix_gamma else gamma
@@ -189,7 +192,8 @@ BN_LAYOUT = dict(
 register(OpDef(
     "BatchNorm", params=_BN,
     **BN_LAYOUT,
-    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_fwd),), check_fallback=_bn_check_fallback,
+    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_fwd, blocked=True),),
+    check_fallback=_bn_check_fallback,
     infer_shape=bn_shape, infer_type=rules.same_type, gradient=_bn_grad,
     doc="""Batch normalization over all axes but ``axis``.
 
@@ -223,5 +227,5 @@ register(OpDef(
 register(OpDef(
     "_backward_BatchNorm", params=_BN, inputs=("ograd", "data", "gamma", "mean", "invstd"),
     num_outputs=3, needs_is_train=True,
-    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_bwd),),
+    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_bwd, blocked=True),),
     infer_shape=_bn_bwd_shape, infer_type=rules.same_type))

@@ -1,0 +1,61 @@
+"""Post-op fusion for inference plans: an elementwise op that reads the only use of a
+producer able to apply it in its own kernel is folded into that producer (oneDNN applies it
+as a post-op while the output is still in cache: convolution + bias + ReLU).
+
+Records say what fuses, never op names: a consumer's ``OpDef.post_op(attrs)`` names the
+post-op it is (``("relu",)``) or None; a producer with ``OpDef.fuses_post_ops`` applies
+the tuple in its attrs' ``__post_ops__`` to its first output, on every path (oneDNN or
+NumPy/Numba). Plans with gradients are left alone: the backward reads the unfused values.
+"""
+from __future__ import annotations
+
+import os
+
+from ..ops.node import Node
+from ..symbol.graph import topo_order
+
+__all__ = ["fuse_post_ops", "enabled"]
+
+
+def enabled() -> bool:
+    """``SPARSYM_FUSE=0`` turns the pass off (every op then runs as its own step)."""
+    return os.environ.get("SPARSYM_FUSE", "1") != "0"
+
+
+def fuse_post_ops(heads):
+    """New heads with fusable consumers folded into their producers (the input graph is
+    untouched). Returns ``(heads, fused)``: ``fused`` counts the nodes removed.
+
+    A fused node takes the consumer's name (its value is the consumer's: outputs keep
+    their names) and the producer's op, inputs and parameters plus ``__post_ops__``.
+    """
+    order = topo_order(heads)
+    uses = {}
+    for n in order:
+        for src, i in n.inputs:
+            uses[(id(src), i)] = uses.get((id(src), i), 0) + 1
+    for src, i in heads:  # a head is seen by the user: its value must stay unfused
+        uses[(id(src), i)] = uses.get((id(src), i), 0) + 1
+    canon, fused = {}, 0
+    for n in order:
+        if n.op is None:
+            canon[id(n)] = n
+            continue
+        inputs = [(canon[id(s)], i) for s, i in n.inputs]
+        post = n.op.post_op(n.params) if n.op.post_op is not None else None
+        if post is not None and len(n.inputs) == 1:
+            src, i = n.inputs[0]
+            prod = inputs[0][0]
+            if (i == 0 and prod.op is not None and prod.op.fuses_post_ops
+                    and uses.get((id(src), 0)) == 1 and prod.nout == 1
+                    and not prod.op.needs_is_train):
+                ops = tuple(prod.params.get("__post_ops__", ())) + (tuple(post),)
+                params = type(prod.params)(prod.params, __post_ops__=ops)
+                new = Node(prod.op, n.name, params, prod.attr, prod.inputs, dict(prod.given))
+                canon[id(n)] = new
+                fused += 1
+                continue
+        canon[id(n)] = Node(n.op, n.name, n.params, n.attr, inputs, dict(n.given))
+    if not fused:
+        return list(heads), 0
+    return [(canon[id(n)], i) for n, i in heads], fused
