@@ -182,23 +182,24 @@ def rand(*shape):
 def sync(a):
     a.wait_to_read()
 load_ms = None
+clock = time.process_time if {cpu!r} else time.perf_counter
 for name, label, code in {cases!r}:
     ns = dict(mx=mx, np=np, rand=rand, sync=sync)
     exec(code, ns)
     for pas, fn in ns["fns"].items():
-        t = time.perf_counter(); fn(); first = time.perf_counter() - t
+        t = clock(); fn(); first = clock() - t
         if load_ms is None:
             load_ms = (time.perf_counter() - t0) * 1e3
         fn()
         ts = []
         for _ in range({reps}):
-            t = time.perf_counter(); fn(); ts.append(time.perf_counter() - t)
+            t = clock(); fn(); ts.append(clock() - t)
         print(json.dumps(dict(case=name, shape=label, pass_=pas, ms=float(np.median(ts)) * 1e3,
                               first_ms=first * 1e3, load_ms=load_ms)), flush=True)
 """
 
 
-def run_engine(engine, cases, reps, mxpy):
+def run_engine(engine, cases, reps, mxpy, cpu=False):
     """{(case, shape, pass): record} from one child process of ``engine``."""
     pkg = "mxnet" if engine == "mxnet" else "sparsym"
     py = mxpy if engine == "mxnet" else sys.executable
@@ -209,7 +210,12 @@ def run_engine(engine, cases, reps, mxpy):
         env["SPARSYM_ONEDNN"] = "1"
     elif engine == "numba":
         env["SPARSYM_ONEDNN"] = "0"
-    code = CHILD.format(pkg=pkg, root=os.path.dirname(HERE), cases=cases, reps=reps)
+    if cpu:  # one thread everywhere: CPU seconds compare per core whatever the load
+        for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                  "NUMBA_NUM_THREADS"):
+            env[v] = "1"
+    code = CHILD.format(pkg=pkg, root=os.path.dirname(HERE), cases=cases, reps=reps,
+                        cpu=cpu)
     res = subprocess.run([py, "-c", code], capture_output=True, text=True, env=env,
                          timeout=3600)
     out = {}
@@ -233,6 +239,9 @@ def main(argv=None):
     default_mx = os.path.expanduser("~/mxref/bin/python")
     ap.add_argument("--mxnet-python", default=default_mx if os.path.exists(default_mx) else "")
     ap.add_argument("--quick", action="store_true", help="one round, 2 reps, LeNet shapes")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="every engine on one thread, timed in process CPU seconds (a "
+                         "per-core comparison that a loaded machine distorts less)")
     a = ap.parse_args(argv)
     cases = [c for c in CASES if (not a.only or c[0] in a.only.split(","))
              and a.match in c[1]]
@@ -244,7 +253,7 @@ def main(argv=None):
     runs = {e: [] for e in engines}
     for _ in range(a.rounds):
         for e in engines:
-            runs[e].append(run_engine(e, cases, a.reps, a.mxnet_python))
+            runs[e].append(run_engine(e, cases, a.reps, a.mxnet_python, a.cpu_time))
     load1 = os.getloadavg()[0]
     keys = [k for r in runs.values() for rr in r for k in rr]
     for key in dict.fromkeys(keys):
@@ -259,6 +268,7 @@ def main(argv=None):
                 if e != "mxnet" and f"{e}_ms" in rec:
                     rec[f"{e}_over_mxnet"] = round(rec[f"{e}_ms"] / rec["mxnet_ms"], 3)
         rec["load"] = [round(load0, 2), round(load1, 2)]
+        rec["clock"] = "cpu, 1 thread" if a.cpu_time else "wall"
         print(json.dumps(rec), flush=True)
     for e in engines:
         vals = [next(iter(r.values()))["load_ms"] for r in runs[e] if r]

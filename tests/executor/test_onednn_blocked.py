@@ -27,7 +27,7 @@ def _run(flag, monitor=None):
     rng = np.random.default_rng(0)
     with dnn.use(flag):
         ex = _net().simple_bind(mx.cpu(), data=(2, 5, 9, 9), grad_req="write")
-        for name, arr in ex.arg_dict.items():
+        for arr in ex.arg_dict.values():
             arr[:] = rng.standard_normal(arr.shape).astype(np.float32) * 0.3
         if monitor is not None:
             ex.set_monitor_callback(monitor, monitor_all=True)
