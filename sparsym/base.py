@@ -12,6 +12,7 @@ import numpy as np
 
 __all__ = [
     "MXNetError", "ShapeError", "DTypeError", "StorageError", "ParamError",
+    "ParamAssertionError",
     "NotImplementedForStype", "FormatError", "AllocationError", "IndexOutOfRange", "getenv",
     "parse_attr", "format_attr",
     "NotImplementedForSymbol", "NotSupportedForSparseNDArray", "mx_real_t", "string_types",
@@ -44,8 +45,9 @@ numeric_types = (float, int, np.generic)
 integer_types = (int, np.int32, np.int64)
 
 
-class MXNetError(Exception):
-    """Base class of every error raised by sparsym (MXNet's name, so `except` clauses port)."""
+class MXNetError(RuntimeError):
+    """Base class of every error raised by sparsym (MXNet's name, so `except` clauses port;
+    a RuntimeError, as MXNet's)."""
 
 
 class ShapeError(MXNetError, ValueError):
@@ -63,6 +65,11 @@ class StorageError(MXNetError, ValueError):
 class ParamError(MXNetError, TypeError, ValueError):
     """An operator parameter is unknown, missing or invalid (also a ValueError: a bad value
     such as a non-positive ``batch_size`` is caught by ``except ValueError`` too)."""
+
+
+class ParamAssertionError(ParamError, AssertionError):
+    """A bad argument that MXNet rejects with an ``assert`` (its tests and users catch
+    AssertionError); also a ParamError, so a TypeError and a ValueError."""
 
 
 class NotImplementedForStype(MXNetError, NotImplementedError):
@@ -97,7 +104,7 @@ def unsupported_module(module, why):
     return __getattr__
 
 
-class MissingFileError(MXNetError, FileNotFoundError):
+class MissingFileError(FileNotFoundError, MXNetError):
     """A file to load does not exist (MXNet raises MXNetError; scripts catch either)."""
 
 

@@ -6,7 +6,7 @@ import json
 import numpy as np
 
 from . import ndarray, random  # noqa: F401  (mx.initializer exposes them, as MXNet's)
-from .base import MXNetError, string_types  # noqa: F401
+from .base import MXNetError, ParamAssertionError, string_types  # noqa: F401
 from .ndarray import NDArray, load  # noqa: F401
 from .random import rng
 from .util import is_np_array  # noqa: F401
@@ -49,8 +49,9 @@ def create(name, **kwargs):
         return create(klass, **dict(params, **kwargs))
     key = str(name).lower()
     if key not in _REGISTRY:
-        raise MXNetError(f"{name} is not registered. Please register with initializer.register "
-                         f"first (registered: {sorted(_REGISTRY)})")
+        # MXNet asserts here: an AssertionError (and a ValueError)
+        raise ParamAssertionError(f"{name} is not registered. Please register with "
+                                  f"initializer.register first (registered: {sorted(_REGISTRY)})")
     return _REGISTRY[key](**kwargs)
 
 

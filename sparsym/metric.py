@@ -7,7 +7,7 @@ import math
 import numpy
 
 from . import ndarray  # noqa: F401  (mx.metric exposes it, as MXNet's)
-from .base import MXNetError, numeric_types, string_types  # noqa: F401
+from .base import MXNetError, ParamAssertionError, numeric_types, string_types  # noqa: F401
 from .ndarray.ndarray import NDArray
 
 __all__ = ["EvalMetric", "CompositeEvalMetric", "Accuracy", "TopKAccuracy", "F1", "MCC",
@@ -781,8 +781,9 @@ def create(metric, *args, **kwargs):
     if isinstance(metric, str):
         key = metric.lower()
         if key not in _REGISTRY:
-            raise ValueError(f"{metric} is not registered. Please register with "
-                             f"metric.register first (registered: {sorted(_REGISTRY)})")
+            # MXNet asserts here: an AssertionError (and a ValueError)
+            raise ParamAssertionError(f"{metric} is not registered. Please register with "
+                                      f"metric.register first (registered: {sorted(_REGISTRY)})")
         return _REGISTRY[key](*args, **kwargs)
     raise TypeError(f"metric must be a str, callable, EvalMetric or list, got "
                     f"{type(metric).__name__}")

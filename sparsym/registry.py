@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import warnings
 
-from .base import MXNetError, ParamError
+from .base import ParamAssertionError, ParamError
 
 __all__ = ["get_registry", "get_register_func", "get_alias_func", "get_create_func"]
 
@@ -101,8 +101,9 @@ def get_create_func(base_class, nickname):
             return create(config[0], **config[1]) if name.startswith("[") else create(**config)
         key = name.lower()
         if key not in table:
-            raise MXNetError(f"{key} is not registered. Please register with {nickname}."
-                             "register first")
+            # MXNet asserts here: an AssertionError (and a ValueError)
+            raise ParamAssertionError(f"{key} is not registered. Please register with "
+                                      f"{nickname}.register first")
         return table[key](*args, **kwargs)
 
     create.__doc__ = (f"Create a {nickname} instance from a name, an instance or a config "

@@ -18,7 +18,7 @@ __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "do
            "replace_file", "DownloadError"]
 
 
-class DownloadError(MXNetError, OSError):
+class DownloadError(OSError, MXNetError):
     """A file could not be downloaded (no network, a bad URL or a checksum mismatch)."""
 
 

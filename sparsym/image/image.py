@@ -7,6 +7,7 @@ Random choices use Python's ``random`` and NumPy's global generator, as MXNet's 
 """
 from __future__ import annotations
 
+import errno
 import io as _io
 import random
 from numbers import Number
@@ -14,7 +15,7 @@ from numbers import Number
 import numpy as np
 
 from .. import ndarray as nd
-from ..base import MXNetError, ParamError, ShapeError
+from ..base import MissingFileError, MXNetError, ParamError, ShapeError
 
 __all__ = ["imread", "imdecode", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
@@ -83,8 +84,13 @@ def imdecode(buf, flag=1, to_rgb=True, out=None):
 
 def imread(filename, flag=1, to_rgb=True, out=None):
     """Read and decode an image file to an NDArray (H, W, C) uint8 (see :func:`imdecode`)."""
-    with open(filename, "rb") as f:
-        data = f.read()
+    try:
+        with open(filename, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        # an MXNetError (MXNet's type) and a FileNotFoundError, with MXNet's text
+        raise MissingFileError(errno.ENOENT, f"Imread: '{filename}' couldn't open file: No "
+                               "such file or directory", filename) from None
     img = _decode(data, flag, to_rgb, f"imread({filename!r})")
     if out is not None:
         out[:] = img

@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import ndarray as nd
 from ... import registry
-from ...base import MXNetError, data_dir
+from ...base import MXNetError, ParamAssertionError, data_dir
 from . import vocab
 from .vocab import UNKNOWN_IDX
 
@@ -64,9 +64,9 @@ class _TokenEmbedding(vocab.Vocabulary):
             for line_num, line in enumerate(f, 1):
                 elems = line.rstrip().split(elem_delim)
                 if len(elems) <= 1:
-                    raise ValueError(f"At line {line_num} of the pre-trained text embedding "
-                                     f"file: the data format of the pre-trained token "
-                                     f"embedding file {path} is unexpected.")
+                    raise ParamAssertionError(
+                        f"At line {line_num} of the pre-trained text embedding file: the data "
+                        f"format of the pre-trained token embedding file {path} is unexpected.")
                 token, values = elems[0], [float(v) for v in elems[1:]]
                 if token == self.unknown_token and unknown_vec is None:
                     unknown_vec = values
@@ -82,7 +82,7 @@ class _TokenEmbedding(vocab.Vocabulary):
                                   "likely a header and is skipped.", stacklevel=3)
                 else:
                     if rows and len(values) != len(rows[0]):
-                        raise ValueError(
+                        raise ParamAssertionError(
                             f"At line {line_num} of the pre-trained token embedding file: the "
                             f"dimension of token {token} is {len(values)} but the dimension of "
                             f"previous tokens is {len(rows[0])}. Dimensions of all the tokens "
@@ -124,8 +124,8 @@ class _TokenEmbedding(vocab.Vocabulary):
         if vocabulary is None:
             return
         if not isinstance(vocabulary, vocab.Vocabulary):
-            raise TypeError("The argument `vocabulary` must be an instance of "
-                            "mxnet.contrib.text.vocab.Vocabulary.")
+            raise ParamAssertionError("The argument `vocabulary` must be an instance of "
+                                      "mxnet.contrib.text.vocab.Vocabulary.")
         self._set_idx_to_vec_by_embeddings([self], len(vocabulary), vocabulary.idx_to_token)
         self._index_tokens_from_vocabulary(vocabulary)
 
@@ -156,17 +156,17 @@ class _TokenEmbedding(vocab.Vocabulary):
     def update_token_vectors(self, tokens, new_vectors):
         """Replace the vectors of known ``tokens`` (the unknown token only when named)."""
         if self._idx_to_vec is None:
-            raise MXNetError("The property `idx_to_vec` has not been properly set.")
+            raise ParamAssertionError("The property `idx_to_vec` has not been properly set.")
         tokens = tokens if isinstance(tokens, list) else [tokens]
         if not isinstance(new_vectors, nd.NDArray) or new_vectors.ndim not in (1, 2):
-            raise TypeError("`new_vectors` must be a 1-D or 2-D NDArray")
+            raise ParamAssertionError("`new_vectors` must be a 1-D or 2-D NDArray")
         if new_vectors.ndim == 1:
             new_vectors = new_vectors.expand_dims(axis=0)
         if new_vectors.shape != (len(tokens), self.vec_len):
-            raise ValueError("The length of new_vectors must be equal to the number of tokens "
-                             "and the width of new_vectors must be equal to the dimension of "
-                             f"embeddings of the glossary: expected {(len(tokens), self.vec_len)}"
-                             f", got {new_vectors.shape}")
+            raise ParamAssertionError(
+                "The length of new_vectors must be equal to the number of tokens and the width "
+                "of new_vectors must be equal to the dimension of embeddings of the glossary: "
+                f"expected {(len(tokens), self.vec_len)}, got {new_vectors.shape}")
         rows = []
         for t in tokens:
             if t not in self._token_to_idx:
@@ -297,13 +297,14 @@ class CompositeEmbedding(_TokenEmbedding):
 
     def __init__(self, vocabulary, token_embeddings):
         if not isinstance(vocabulary, vocab.Vocabulary):
-            raise TypeError("The argument `vocabulary` must be an instance of "
-                            "mxnet.contrib.text.vocab.Vocabulary.")
+            raise ParamAssertionError("The argument `vocabulary` must be an instance of "
+                                      "mxnet.contrib.text.vocab.Vocabulary.")
         token_embeddings = (token_embeddings if isinstance(token_embeddings, list)
                             else [token_embeddings])
         if not all(isinstance(e, _TokenEmbedding) for e in token_embeddings):
-            raise TypeError("The argument `token_embeddings` must be an instance or a list of "
-                            "instances of mxnet.contrib.text.embedding.TextEmbedding")
+            raise ParamAssertionError("The argument `token_embeddings` must be an instance or a "
+                                      "list of instances of "
+                                      "mxnet.contrib.text.embedding.TextEmbedding")
         super().__init__()
         self._index_tokens_from_vocabulary(vocabulary)
         self._set_idx_to_vec_by_embeddings(token_embeddings, len(self), self.idx_to_token)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import collections
 
+from ...base import ParamAssertionError
+
 __all__ = ["Vocabulary"]
 
 UNKNOWN_IDX = 0
@@ -36,13 +38,15 @@ class Vocabulary:
 
     def __init__(self, counter=None, most_freq_count=None, min_freq=1, unknown_token="<unk>",
                  reserved_tokens=None):
+        # (MXNet asserts these: ParamAssertionError is an AssertionError and a ValueError)
         if min_freq <= 0:
-            raise ValueError("`min_freq` must be set to a positive value.")
+            raise ParamAssertionError("`min_freq` must be set to a positive value.")
         if reserved_tokens is not None:
             if unknown_token in reserved_tokens:
-                raise ValueError("`reserved_token` cannot contain `unknown_token`.")
+                raise ParamAssertionError("`reserved_token` cannot contain `unknown_token`.")
             if len(set(reserved_tokens)) != len(reserved_tokens):
-                raise ValueError("`reserved_tokens` cannot contain duplicate reserved tokens.")
+                raise ParamAssertionError("`reserved_tokens` cannot contain duplicate reserved "
+                                          "tokens.")
         self._unknown_token = unknown_token
         self._reserved_tokens = None if reserved_tokens is None else list(reserved_tokens)
         self._idx_to_token = [unknown_token] + list(reserved_tokens or [])
@@ -52,7 +56,7 @@ class Vocabulary:
 
     def _index_counter_keys(self, counter, most_freq_count, min_freq):
         if not isinstance(counter, collections.Counter):
-            raise TypeError("`counter` must be an instance of collections.Counter.")
+            raise ParamAssertionError("`counter` must be an instance of collections.Counter.")
         special = set(self._idx_to_token)
         cap = len(special) + (len(counter) if most_freq_count is None else most_freq_count)
         for token, freq in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -90,11 +94,14 @@ class Vocabulary:
         return [self._token_to_idx.get(t, UNKNOWN_IDX) for t in tokens]
 
     def to_tokens(self, indices):
-        """Token of an index, or list of tokens of a list of indices."""
+        """Token of an index, or list of tokens of a list of indices (negative indices count
+        from the end, as MXNet's)."""
         single = not isinstance(indices, list)
         out = []
+        n = len(self._idx_to_token)
         for idx in [indices] if single else indices:
-            if not isinstance(idx, int) or not 0 <= idx < len(self._idx_to_token):
-                raise ValueError(f"Token index {idx} in the provided `indices` is invalid.")
+            if not isinstance(idx, int) or not -n <= idx < n:
+                shown = int(idx) if isinstance(idx, float) and idx.is_integer() else idx
+                raise ValueError(f"Token index {shown} in the provided `indices` is invalid.")
             out.append(self._idx_to_token[idx])
         return out[0] if single else out

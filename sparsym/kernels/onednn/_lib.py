@@ -23,7 +23,7 @@ __all__ = ["OneDNNError", "OneDNNUnavailable", "OneDNNUnimplemented", "E", "lib"
            "check", "engine", "stream", "set_threads", "library_path", "version"]
 
 
-class OneDNNUnavailable(MXNetError, ImportError):
+class OneDNNUnavailable(ImportError, MXNetError):
     """oneDNN's library is not installed or cannot be loaded on this machine."""
 
 

@@ -6,6 +6,7 @@ import logging
 import sys
 import warnings
 
+from ....base import ParamAssertionError
 from ....context import Context, cpu
 from ....metric import Loss as LossMetric
 from ...data import DataLoader
@@ -87,8 +88,10 @@ class Estimator:
                              f"{context}")
         for ctx in context:
             if ctx.device_type != "cpu":
-                raise ValueError(f"{ctx} is not available, please make sure your context is "
-                                 "in one of: mx.cpu()")
+                # MXNet's assert and text (the list of available GPUs after "mx.cpu(), " is
+                # empty on a CPU build)
+                raise ParamAssertionError(f"{ctx} is not available, please make sure your "
+                                          "context is in one of: mx.cpu(), ")
         return context
 
     @staticmethod
