@@ -27,6 +27,7 @@ from . import contrib  # noqa: F401,E402  (mx.contrib, SBNet helpers)
 from . import executor  # noqa: F401
 from . import random  # noqa: F401
 from . import random as rnd  # noqa: F401
+from . import c_api as _c_api  # noqa: F401,E402  (the C API calls mx.base._LIB answers)
 from . import initializer  # noqa: F401
 from . import initializer as init  # noqa: F401
 from . import optimizer  # noqa: F401

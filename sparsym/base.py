@@ -345,3 +345,140 @@ def build_param_doc(arg_names, arg_types, arg_descs, remove_dup=True):
         if desc:
             lines.append(f"    {desc}")
     return "Parameters\n----------\n" + "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- C API names
+# MXNet's ctypes helpers, for Python code written against MXNet's C API. Those that only
+# move data between ctypes and Python work as MXNet's; sparsym has no C library, so
+# ``_LIB`` answers only the calls registered in ``LIB_CALLS`` (sparsym/c_api.py) and names
+# any other call in an UnsupportedFeatureError.
+mx_float_p = ctypes.POINTER(mx_float)
+SymbolHandle = FunctionHandle = OpHandle = CachedOpHandle = ExecutorHandle = ctypes.c_void_p
+DataIterCreatorHandle = DataIterHandle = KVStoreHandle = RecordIOHandle = ctypes.c_void_p
+RtcHandle = CudaModuleHandle = CudaKernelHandle = ProfileHandle = DLPackHandle = ctypes.c_void_p
+
+
+class MXCallbackList(ctypes.Structure):
+    """MXNet's callback table for custom operators (a C struct)."""
+
+    _fields_ = [("num_callbacks", ctypes.c_int),
+                ("callbacks", ctypes.POINTER(ctypes.CFUNCTYPE(ctypes.c_int))),
+                ("contexts", ctypes.POINTER(ctypes.c_void_p))]
+
+
+def c_str(string):
+    """A ``ctypes.c_char_p`` of the UTF-8 bytes of ``string``."""
+    return ctypes.c_char_p(string.encode("utf-8"))
+
+
+def c_str_array(strings):
+    """A C array of ``char*`` holding the UTF-8 bytes of ``strings``."""
+    return (ctypes.c_char_p * len(strings))(*[s.encode("utf-8") for s in strings])
+
+
+def c_array(ctype, values):
+    """A C array of ``ctype`` holding ``values``."""
+    return (ctype * len(values))(*values)
+
+
+def c_array_buf(ctype, buf):
+    """A C array of ``ctype`` sharing the memory of the writable buffer ``buf``."""
+    return (ctype * len(buf)).from_buffer(buf)
+
+
+def c_handle_array(objs):
+    """A C array of ``void*`` holding the ``handle`` of each object."""
+    return (ctypes.c_void_p * len(objs))(*[o.handle for o in objs])
+
+
+def ctypes2buffer(cptr, length):
+    """A ``bytearray`` copy of ``length`` bytes at the ``char*`` ``cptr``."""
+    if not isinstance(cptr, ctypes.POINTER(ctypes.c_char)):
+        raise TypeError("expected char pointer")
+    out = bytearray(length)
+    ctypes.memmove((ctypes.c_char * length).from_buffer(out), cptr, length)
+    return out
+
+
+def ctypes2numpy_shared(cptr, shape):
+    """A NumPy float32 array of ``shape`` sharing the memory of the ``float*`` ``cptr``."""
+    if not isinstance(cptr, ctypes.POINTER(mx_float)):
+        raise RuntimeError("expected float pointer")
+    size = int(np.prod(shape, dtype=np.int64))
+    buf = (mx_float * size).from_address(ctypes.addressof(cptr.contents))
+    return np.frombuffer(buf, dtype=np.float32).reshape(shape)
+
+
+def _error_name(line):
+    """The error class name at the start of ``line`` ("ValueError: ..."), or None."""
+    name = line.split(":", 1)[0] if ":" in line else ""
+    return name if name and all(c.isalnum() or c in "_." for c in name) else None
+
+
+def c2pyerror(err_msg):
+    """(message, error name) of a C API error text, its "Stack trace" lines turned into a
+    Python-style traceback (MXNet's translation)."""
+    lines = err_msg.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    err_type = _error_name(lines[0]) if lines else None
+    trace, message, in_trace = [], [], False
+    for line in lines:
+        if in_trace and not line.startswith("  "):
+            in_trace = False
+        if in_trace:
+            trace.append(line)
+        elif line.startswith("Stack trace"):
+            in_trace = True
+        else:
+            message.append(line)
+    head = ("Traceback (most recent call last):\n" + "\n".join(reversed(trace)) + "\n"
+            if trace else "")
+    return head + "\n".join(message), err_type
+
+
+def get_last_ffi_error():
+    """The error of the last failed ``_LIB`` call, as the class its text names."""
+    msg, err_type = c2pyerror(py_str(_LIB.MXGetLastError()))
+    if err_type is not None and err_type.startswith("mxnet.error."):
+        err_type = err_type[len("mxnet.error."):]
+    return error_types.get(err_type, MXNetError)(msg)
+
+
+def check_call(ret):
+    """Raise the last ``_LIB`` error when a C API call returned non-zero."""
+    if ret != 0:
+        raise get_last_ffi_error()
+
+
+LIB_CALLS: dict = {}  # C API name -> Python function with the C calling convention
+_LAST_ERROR = threading.local()
+
+
+def set_last_error(text):
+    """Record the text ``MXGetLastError`` returns (a failed ``_LIB`` call returns -1)."""
+    _LAST_ERROR.text = str(text)
+
+
+class _Lib:
+    """``mx.base._LIB``: the C API calls sparsym can answer, with MXNet's conventions
+    (return 0, write results through ``ctypes.byref`` arguments); any other name raises
+    UnsupportedFeatureError naming the call (so ``hasattr(_LIB, name)`` is False)."""
+
+    def MXGetLastError(self):  # noqa: N802  (MXNet's C name)
+        return getattr(_LAST_ERROR, "text", "").encode("utf-8")
+
+    def __getattr__(self, name):
+        try:
+            return LIB_CALLS[name]
+        except KeyError:
+            raise UnsupportedFeatureError(
+                f"mx.base._LIB.{name}: sparsym has no C library, and this C API call has no "
+                f"Python equivalent here (the calls it answers: "
+                f"{', '.join(sorted(LIB_CALLS) + ['MXGetLastError'])})") from None
+
+    def __dir__(self):
+        return sorted(set(LIB_CALLS) | {"MXGetLastError"})
+
+
+_LIB = _Lib()

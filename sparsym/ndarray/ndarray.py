@@ -115,7 +115,8 @@ class NDArray:
 
     @property
     def handle(self):
-        return id(self._raw)
+        """This array's handle (``NDArray(handle)`` views it, as MXNet's)."""
+        return self._as_parameter_
 
     @property
     def T(self):

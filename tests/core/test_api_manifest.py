@@ -16,7 +16,6 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mxnet" / "api_mani
 MANIFEST = json.loads(FIXTURE.read_text())
 
 # reasons (docs/migrating_from_mxnet.md lists the unsupported parts)
-C_API = "ctypes bridge to libmxnet's C API; sparsym has no C library"
 OUT_OF_SCOPE = "out of scope (issue 16): mx.np / npx / onnx / tvm / torch / rtc"
 IMAGE = "reads images: needs an image codec (mx.image decodes only with Pillow)"
 PENDING = "pending: owned by another helper of issue 16, not landed yet"
@@ -31,10 +30,6 @@ EXCLUDED = {
             "symbol_doc")},
         "executor_manager": "MXNet's deprecated pre-Module executor manager (for FeedForward)",
     },
-    "mxnet.base": {n: C_API for n in (
-        "MXCallbackList", "c2pyerror", "c_array", "c_array_buf", "c_handle_array", "c_str",
-        "c_str_array", "check_call", "ctypes2buffer", "ctypes2numpy_shared",
-        "get_last_ffi_error", "mx_float_p")},
     "mxnet.ndarray": {
         **{n: OUT_OF_SCOPE for n in ("imdecode", "numpy", "numpy_extension")},
         **{n: TODO for n in ("get_indexing_dispatch_code", "get_oshape_of_gather_nd_op",
