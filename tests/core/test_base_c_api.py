@@ -60,5 +60,5 @@ def test_failed_call_raises_its_error_and_unknown_calls_are_named():
     assert base._LIB.MXGetLastError().startswith(b"AttributeError")
     with pytest.raises(mx.base.UnsupportedFeatureError,
                        match=r"_LIB.MXBuildSubgraphByOpNames: sparsym has no C library"):
-        base._LIB.MXBuildSubgraphByOpNames
+        base._LIB.MXBuildSubgraphByOpNames()
     assert not hasattr(base._LIB, "MXNDArrayCreate")
