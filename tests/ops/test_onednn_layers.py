@@ -133,3 +133,32 @@ def test_softmax_paths_agree(op, shape, axis):
 def test_lrn_paths_agree(shape, nsize):
     x = np.random.RandomState(4).randn(*shape).astype(np.float32)
     _same(lambda d: mx.nd.LRN(d, nsize=nsize, alpha=0.01, beta=0.75, knorm=2.0), [x])
+
+
+def test_first_conv_skips_its_data_gradient(monkeypatch):
+    """A hybridized first convolution's data gradient (nothing reads it) is not computed;
+    the weight gradients are those of the Numba path, which computes and drops it."""
+    from sparsym.kernels.onednn import conv as dconv
+    seen = []
+    orig = dconv._backward
+    monkeypatch.setattr(dconv, "_backward",
+                        lambda *a, **k: seen.append(a[-1]) or orig(*a, **k))
+    x = mx.nd.array(np.random.RandomState(6).rand(2, 3, 10, 10))
+    grads = []
+    for path in (True, False):
+        with dnn.use(path):
+            net = mx.gluon.nn.HybridSequential()
+            nn = mx.gluon.nn
+            net.add(nn.Conv2D(4, 3, in_channels=3), nn.Conv2D(5, 3, in_channels=4),
+                    nn.Dense(3, in_units=180))
+            net.initialize(mx.init.Xavier(rnd_type="gaussian"))
+            for p in net.collect_params().values():
+                p.set_data(mx.nd.array(np.random.RandomState(8).rand(*p.shape) - 0.5))
+            net.hybridize()
+            with mx.autograd.record():
+                loss = net(x).sum()
+            loss.backward()
+            grads.append([p.grad().asnumpy() for p in net.collect_params().values()])
+    assert sorted(seen) == [False, True]  # first layer skipped, second computed
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)

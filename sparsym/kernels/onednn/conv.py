@@ -258,19 +258,22 @@ def _forward(geom, prim, x, w, b, yshape, dt, plain=True):
     return y
 
 
-def _backward(geom, x, w, dy, yshape, dt, nbias, plain=True):
+def _backward(geom, x, w, dy, yshape, dt, nbias, plain=True, need_data=True):
     """(dx, dw, db) of ``geom`` (db None unless ``nbias``, its length; ``plain=False``: dx
-    may be a Tensor)."""
+    may be a Tensor; ``need_data=False``: dx is None, its primitive does not run)."""
     if tuple(dy.shape) != tuple(yshape):
         raise OneDNNUnimplemented(f"dy {dy.shape} is not the output shape {yshape}")
     nd, cl = geom.nd, geom.cl
-    bd, bw = geom.bwd_data(), geom.bwd_weights()
+    bw = geom.bwd_weights()
     pending = []
-    dyd = _in(dy, nd, cl, dt, bd.md(E.ARG_DIFF_DST))
-    args = {E.ARG_DIFF_DST: dyd, E.ARG_WEIGHTS: _win(w, geom, bd.md(E.ARG_WEIGHTS))}
-    dx, dxmd = _out(x.shape, dt, nd, cl)
-    dx = _run_into(bd, E.ARG_DIFF_SRC, dxmd, dx, args, pending, plain)
-    bd.execute(args)
+    dyd = dx = None
+    if need_data:
+        bd = geom.bwd_data()
+        dyd = _in(dy, nd, cl, dt, bd.md(E.ARG_DIFF_DST))
+        args = {E.ARG_DIFF_DST: dyd, E.ARG_WEIGHTS: _win(w, geom, bd.md(E.ARG_WEIGHTS))}
+        dx, dxmd = _out(x.shape, dt, nd, cl)
+        dx = _run_into(bd, E.ARG_DIFF_SRC, dxmd, dx, args, pending, plain)
+        bd.execute(args)
     want = bw.md(E.ARG_DIFF_DST)  # both backward primitives usually take one dy layout
     args = {E.ARG_SRC: _in(x, nd, cl, dt, bw.md(E.ARG_SRC)),
             E.ARG_DIFF_DST: dyd if isinstance(dyd, Tensor) and dyd.md.key == want.key
@@ -303,13 +306,15 @@ def conv_forward(x, w, b, stride, pad, dilate, num_group=1, layout=None, post_op
 
 
 def conv_backward(x, w, dy, stride, pad, dilate, num_group=1, need_bias=True, layout=None,
-                  plain=True):
+                  plain=True, need_data=True):
     """(dx, dw, db) as ``kernels.conv.conv_backward`` (``x``, ``dy`` may be Tensors;
-    ``plain=False``: dx may be one)."""
+    ``plain=False``: dx may be one; ``need_data=False``: dx is None and not computed, as
+    for a first layer whose data takes no gradient)."""
     dt = _dtype(x, w, dy)
     x, w, dy = _arrays(dt, x, w, dy)
     geom, yshape = conv_geom(x, w, stride, pad, dilate, num_group, layout, need_bias, dt)
-    return _backward(geom, x, w, dy, yshape, dt, w.shape[0] if need_bias else 0, plain)
+    return _backward(geom, x, w, dy, yshape, dt, w.shape[0] if need_bias else 0, plain,
+                     need_data)
 
 
 def deconv_geom(x, w, stride, pad, dilate, num_group, adj, bias, dt):

@@ -172,12 +172,17 @@ def _conv_bwd(a, xs):
     g, x, w = xs[0], xs[1], xs[2]
     s, p, d = _geom(a)
     args = (x, w, g, s, p, d, a.num_group, not a.no_bias, a.layout)
-    res = dnn.attempt(dconv.conv_backward, *args, plain=not _keep_blocked(a))
+    # a data gradient nothing reads (a first layer's; the plan's ``__unused__``) is skipped
+    need_data = 0 not in a.get("__unused__", ())
+    res = dnn.attempt(dconv.conv_backward, *args, plain=not _keep_blocked(a),
+                      need_data=need_data)
     if res is NotImplemented:
         args = tuple(dnn.to_plain(v) for v in args)
         res = (kconv3d.conv3d_backward if len(a.kernel) == 3 else kconv.conv_backward)(*args)
     dx, dw, db = res
-    if not isinstance(dx, dnn.Tensor):
+    if not need_data:
+        dx = None
+    elif not isinstance(dx, dnn.Tensor):
         dx = dx.astype(w.dtype, copy=False)
     out = (dx, dw.astype(w.dtype, copy=False))
     return out + (() if a.no_bias else (db.astype(w.dtype, copy=False),))
@@ -233,7 +238,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_Convolution", params=_CONV, inputs=("ograd", "data", "weight"),
-    num_outputs=lambda a: 2 if a.no_bias else 3,
+    num_outputs=lambda a: 2 if a.no_bias else 3, skips_unused_outputs=True,
     dispatch=(Dispatch((D, D, D), (D,), _conv_bwd, blocked=True),),
     infer_shape=_bwd_shape, infer_type=rules.same_type))
 
