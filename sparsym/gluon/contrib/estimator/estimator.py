@@ -180,19 +180,18 @@ class Estimator:
         self._check_loader(val_data, "val_data")
         for metric in self.val_metrics:
             metric.reset()
-        handlers = self._with_defaults(event_handlers, self.val_metrics, [
-            (eh.MetricHandler, lambda: eh.MetricHandler(metrics=self.val_metrics)),
-            (eh.LoggingHandler, lambda: eh.LoggingHandler(metrics=self.val_metrics))])
-        by_event = self._categorize_handlers(handlers)
-        for h in by_event["epoch_begin"]:
+        handlers = self._prepare_default_validation_handlers(event_handlers)
+        _, epoch_begin, batch_begin, batch_end, epoch_end, _ = \
+            self._categorize_handlers(handlers)
+        for h in epoch_begin:
             h.epoch_begin(self)
         for batch in val_data:
-            for h in by_event["batch_begin"]:
+            for h in batch_begin:
                 h.batch_begin(self, batch=batch)
             _, label, pred, loss = self.batch_processor.evaluate_batch(self, batch, batch_axis)
-            for h in by_event["batch_end"]:
+            for h in batch_end:
                 h.batch_end(self, batch=batch, pred=pred, label=label, loss=loss)
-        for h in by_event["epoch_end"]:
+        for h in epoch_end:
             h.epoch_end(self)
 
     def fit(self, train_data, val_data=None, epochs=None, event_handlers=None, batches=None,
@@ -216,6 +215,34 @@ class Estimator:
                              "of epochs or number of batches.Please specify one and only one "
                              "of: epochs or batches.")
         self.max_epoch, self.max_batch, self.batch_axis = epochs, batches, batch_axis
+        handlers = self._prepare_default_handlers(val_data, event_handlers)
+        train_begin, epoch_begin, batch_begin, batch_end, epoch_end, train_end = \
+            self._categorize_handlers(handlers)
+        for h in train_begin:
+            h.train_begin(self)
+        while True:
+            for h in epoch_begin:
+                h.epoch_begin(self)
+            for batch in train_data:
+                for h in batch_begin:
+                    h.batch_begin(self, batch=batch)
+                _, label, pred, loss = self.batch_processor.fit_batch(self, batch, batch_axis)
+                # every handler sees the batch, then any of them may stop the epoch
+                stops = [h.batch_end(self, batch=batch, pred=pred, label=label, loss=loss)
+                         for h in batch_end]
+                if any(stops):
+                    break
+            if any([h.epoch_end(self) for h in epoch_end]):
+                break
+        for h in train_end:
+            h.train_end(self)
+
+    def _prepare_default_handlers(self, val_data, event_handlers):
+        """The handlers ``fit`` runs: the user's, then a StoppingHandler (always) and a
+        GradientUpdateHandler, MetricHandler, ValidationHandler (with ``val_data``) and
+        LoggingHandler for each of those classes the user gave none of, sorted by priority
+        (stable: the user's first at equal priority). When user and default handlers mix,
+        a handler that refers to a metric the estimator does not update is a ValueError."""
         defaults = [(None, lambda: eh.StoppingHandler(self.max_epoch, self.max_batch)),
                     (eh.GradientUpdateHandler, eh.GradientUpdateHandler),
                     (eh.MetricHandler, lambda: eh.MetricHandler(metrics=self.train_metrics))]
@@ -225,27 +252,15 @@ class Estimator:
                                                           eval_fn=self.evaluate)))
         defaults.append((eh.LoggingHandler,
                          lambda: eh.LoggingHandler(metrics=self.train_metrics)))
-        handlers = self._with_defaults(event_handlers, self.train_metrics + self.val_metrics,
-                                       defaults)
-        by_event = self._categorize_handlers(handlers)
-        for h in by_event["train_begin"]:
-            h.train_begin(self)
-        while True:
-            for h in by_event["epoch_begin"]:
-                h.epoch_begin(self)
-            for batch in train_data:
-                for h in by_event["batch_begin"]:
-                    h.batch_begin(self, batch=batch)
-                _, label, pred, loss = self.batch_processor.fit_batch(self, batch, batch_axis)
-                # every handler sees the batch, then any of them may stop the epoch
-                stops = [h.batch_end(self, batch=batch, pred=pred, label=label, loss=loss)
-                         for h in by_event["batch_end"]]
-                if any(stops):
-                    break
-            if any([h.epoch_end(self) for h in by_event["epoch_end"]]):
-                break
-        for h in by_event["train_end"]:
-            h.train_end(self)
+        return self._with_defaults(event_handlers, self.train_metrics + self.val_metrics,
+                                   defaults)
+
+    def _prepare_default_validation_handlers(self, event_handlers):
+        """The handlers ``evaluate`` runs: the user's, plus a MetricHandler and a
+        LoggingHandler on the validation metrics unless the user gave one of that class."""
+        return self._with_defaults(event_handlers, self.val_metrics, [
+            (eh.MetricHandler, lambda: eh.MetricHandler(metrics=self.val_metrics)),
+            (eh.LoggingHandler, lambda: eh.LoggingHandler(metrics=self.val_metrics))])
 
     @staticmethod
     def _with_defaults(event_handlers, known_metrics, defaults):
@@ -263,4 +278,6 @@ class Estimator:
 
     @staticmethod
     def _categorize_handlers(handlers):
-        return {event: [h for h in handlers if isinstance(h, cls)] for event, cls in _EVENTS}
+        """(train_begin, epoch_begin, batch_begin, batch_end, epoch_end, train_end): the
+        handlers implementing each event, in their order (MXNet's tuple)."""
+        return tuple([h for h in handlers if isinstance(h, cls)] for _, cls in _EVENTS)

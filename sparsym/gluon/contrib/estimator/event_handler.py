@@ -200,9 +200,18 @@ def _monitor_op(monitor, mode, who):
                       stacklevel=3)
         mode = "auto"
     if mode == "auto":
-        # accuracy-like metrics grow; MXNet 1.9.1 picks 'greater' for every metric here
-        name = monitor.get()[0].lower()
-        mode = "max" if "acc" in name or "f1" in name else "min"
+        # accuracy-like metrics grow; MXNet 1.9.1 picks 'greater' for every metric here.
+        # MXNet's notice names the operator chosen (its text)
+        name = monitor.get()[0]
+        mode = "max" if "acc" in name.lower() or "f1" in name.lower() else "min"
+        if mode == "max":
+            warnings.warn(f"`greater` operator will be used to determine if {name} has "
+                          "improved. Please specify `mode='min'` to use the `less` operator. "
+                          "Specify `mode='max' to disable this warning.`", stacklevel=3)
+        else:
+            warnings.warn(f"`less` operator will be used to determine if {name} has improved. "
+                          "Please specify `mode='max'` to use the `greater` operator. Specify "
+                          "`mode='min' to disable this warning.`", stacklevel=3)
     return np.greater if mode == "max" else np.less
 
 
