@@ -10,7 +10,8 @@ round runs one fresh process per engine and layout, alternating; one JSON line p
 (library load, primitive creation and JIT, tile autotuning).
 
 Usage: python benchmarks/sbnet_vs_mxnet.py [--size 400x704x24] [--density 10]
-       [--layouts NCHW,NHWC] [--rounds 3] [--reps 7] [--mxnet-python ~/mxref/bin/python]
+       [--layouts NCHW,NHWC] [--rounds 3] [--reps 7] [--cpu-time]
+       [--mxnet-python ~/mxref/bin/python]
 """
 from __future__ import annotations
 
@@ -26,8 +27,9 @@ CHILD = r"""
 import json, sys, time
 t_start = time.perf_counter()
 import numpy as np
-pkg, layout, h, w, c, density, reps = sys.argv[1:8]
+pkg, layout, h, w, c, density, reps, cpu = sys.argv[1:9]
 h, w, c, density, reps = int(h), int(w), int(c), float(density) / 100, int(reps)
+clock = time.process_time if cpu == "1" else time.perf_counter
 if pkg == "sparsym":
     sys.path.insert(0, {root!r})
     import sparsym as mx
@@ -61,14 +63,14 @@ def fwd_bwd():
     wt.grad.wait_to_read()
 out = {{}}
 for name, f in (("fwd", fwd), ("fwd+bwd", fwd_bwd)):
-    t = time.perf_counter(); f(); first = time.perf_counter() - t
+    t = clock(); f(); first = clock() - t
     if name == "fwd":
         out["first_call_ms"] = first * 1e3
         out["import_to_first_result_ms"] = (time.perf_counter() - t_start) * 1e3
     f()
     ts = []
     for _ in range(reps):
-        t = time.perf_counter(); f(); ts.append(time.perf_counter() - t)
+        t = clock(); f(); ts.append(clock() - t)
     out[name] = float(np.median(ts)) * 1e3
 out["density"] = float(m.mean())
 print(json.dumps(out))
@@ -78,8 +80,14 @@ print(json.dumps(out))
 def _run(py, pkg, layout, a):
     h, w, c = a.size.split("x")
     code = CHILD.format(root=os.path.dirname(HERE))
-    res = subprocess.run([py, "-c", code, pkg, layout, h, w, c, str(a.density), str(a.reps)],
-                         capture_output=True, text=True, timeout=1800)
+    env = dict(os.environ)
+    if a.cpu_time:  # one thread everywhere: CPU seconds compare per core whatever the load
+        for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                  "NUMBA_NUM_THREADS"):
+            env[v] = "1"
+    res = subprocess.run([py, "-c", code, pkg, layout, h, w, c, str(a.density), str(a.reps),
+                          "1" if a.cpu_time else "0"],
+                         capture_output=True, text=True, timeout=1800, env=env)
     lines = [ln for ln in res.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         sys.stderr.write(f"{pkg} {layout} failed: {res.stderr[-1500:]}\n")
@@ -95,6 +103,8 @@ def main(argv=None):
     ap.add_argument("--layouts", default="NCHW,NHWC")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="every engine on one thread, timed in process CPU seconds")
     default_mx = os.path.expanduser("~/mxref/bin/python")
     ap.add_argument("--mxnet-python", default=default_mx if os.path.exists(default_mx) else "")
     a = ap.parse_args(argv)
@@ -119,6 +129,7 @@ def main(argv=None):
             print(json.dumps({"size": a.size, "density": a.density, "layout": lay, "pass": pas,
                               "sparsym_ms": s, "mxnet_dense_ms": m,
                               "speedup": round(m / s, 2) if s and m else None,
+                              "clock": "cpu, 1 thread" if a.cpu_time else "wall",
                               "load": [round(load0, 2), round(load1, 2)]}))
     print(json.dumps({"first_call_ms": {lay: med(ours[lay], "first_call_ms") for lay in layouts}
                       | {"mxnet": med(theirs, "first_call_ms")},

@@ -27,7 +27,9 @@ def fuse_post_ops(heads):
     untouched). Returns ``(heads, fused)``: ``fused`` counts the nodes removed.
 
     A fused node takes the consumer's name (its value is the consumer's: outputs keep
-    their names) and the producer's op, inputs and parameters plus ``__post_ops__``.
+    their names) and the producer's op, inputs and parameters plus ``__post_ops__``. A
+    producer is fused only when nothing else reads any of its outputs (BatchNorm's hidden
+    mean and variance included).
     """
     order = topo_order(heads)
     uses = {}
@@ -47,8 +49,8 @@ def fuse_post_ops(heads):
             src, i = n.inputs[0]
             prod = inputs[0][0]
             if (i == 0 and prod.op is not None and prod.op.fuses_post_ops
-                    and uses.get((id(src), 0)) == 1 and prod.nout == 1
-                    and not prod.op.needs_is_train):
+                    and uses.get((id(src), 0)) == 1
+                    and not any(uses.get((id(src), k)) for k in range(1, src.nout))):
                 ops = tuple(prod.params.get("__post_ops__", ())) + (tuple(post),)
                 params = type(prod.params)(prod.params, __post_ops__=ops)
                 new = Node(prod.op, n.name, params, prod.attr, prod.inputs, dict(prod.given))

@@ -54,3 +54,28 @@ def test_pass_leaves_heads_and_unfusable_graphs_alone():
     assert n == 0 and heads == list(r._outputs)
     g = mx.sym.Group([c, mx.sym.Activation(c, act_type="relu")])  # c is a head itself
     assert fuse.fuse_post_ops(g._outputs)[1] == 0
+
+
+@pytest.mark.parametrize("is_train", [False, True])
+def test_batchnorm_relu_fused_in_inference_plans(monkeypatch, is_train):
+    x = mx.sym.var("data")
+    c = mx.sym.Convolution(x, kernel=(3, 3), num_filter=16, pad=(1, 1), no_bias=True, name="c")
+    b = mx.sym.BatchNorm(c, fix_gamma=False, name="bn")
+    r = mx.sym.Activation(b, act_type="relu", name="r")
+    b2 = mx.sym.BatchNorm(r, name="bn2")
+    sym = mx.sym.Activation(b2, act_type="tanh", name="t")  # BN + tanh: NumPy post-op
+    outs = {}
+    for on in (True, False):
+        monkeypatch.setenv("SPARSYM_FUSE", "1" if on else "0")
+        ex = sym.simple_bind(mx.cpu(), data=(4, 3, 8, 8), grad_req="null")
+        rng = np.random.RandomState(0)
+        for k, v in list(ex.arg_dict.items()) + list(ex.aux_dict.items()):
+            v[:] = (rng.rand(*v.shape) + 0.5) if ("var" in k or "gamma" in k) else \
+                (rng.rand(*v.shape) - 0.5) * 0.2
+        outs[on] = (ex.forward(is_train=is_train)[0].asnumpy(),
+                    [s.op_name for s in ex._plan.forward_steps],
+                    {k: v.asnumpy() for k, v in ex.aux_dict.items()})
+    assert outs[True][1] == ["Convolution", "BatchNorm", "BatchNorm"]
+    np.testing.assert_allclose(outs[True][0], outs[False][0], rtol=1e-5, atol=1e-6)
+    for k in outs[False][2]:  # the moving statistics update as unfused
+        np.testing.assert_allclose(outs[True][2][k], outs[False][2][k], rtol=1e-6)

@@ -52,12 +52,13 @@ def _back(like, t):
     return t if isinstance(like, core.Tensor) else core.to_plain(t)
 
 
-def forward(x, scale, shift, eps, mean=None, var=None):
+def forward(x, scale, shift, eps, mean=None, var=None, relu=False):
     """(y, mean, var): ``x`` normalised with its batch statistics (``mean`` None) or the
-    given ``mean``/``var``, then ``* scale + shift``."""
+    given ``mean``/``var``, then ``* scale + shift`` (then ReLU with ``relu``: oneDNN's
+    fused normalization + ReLU, for an inference plan's BatchNorm -> relu)."""
     md = _md(x)
     c = md.shape[1]
-    flags = E.use_scale | E.use_shift
+    flags = E.use_scale | E.use_shift | (E.fuse_norm_relu if relu else 0)
     if mean is None:
         prim = _fwd_prim(md, float(eps), flags, E.forward_training)
         mean, var = np.empty(c, np.float32), np.empty(c, np.float32)
@@ -66,8 +67,12 @@ def forward(x, scale, shift, eps, mean=None, var=None):
         mean, var = _f32(mean), _f32(var)
     src = core.from_plain(x, md)
     y = core.Tensor(md)
-    prim.execute({E.ARG_SRC: src, E.ARG_DST: y, E.ARG_SCALE: _f32(scale),
-                  E.ARG_SHIFT: _f32(shift), E.ARG_MEAN: mean, E.ARG_VARIANCE: var})
+    args = {E.ARG_SRC: src, E.ARG_DST: y, E.ARG_SCALE: _f32(scale), E.ARG_SHIFT: _f32(shift),
+            E.ARG_MEAN: mean, E.ARG_VARIANCE: var}
+    ws = prim.md(E.ARG_WORKSPACE)  # the fused ReLU's mask in training
+    if ws.size:
+        args[E.ARG_WORKSPACE] = core.Tensor(ws, np.empty(ws.size, np.uint8))
+    prim.execute(args)
     return _back(x, y), mean, var
 
 

@@ -95,7 +95,7 @@ def sparse_backward(x, w, dy, mo, geom: ConvGeom, tile, layout, need_bias, idx):
     if res is NotImplemented:
         return res
     dblk, dw, _ = res
-    dx = np.zeros_like(x)
+    dx = np.zeros(x.shape, x.dtype)  # calloc: pages nothing scatters into stay untouched
     kbs.sparse_scatter_inplace(dblk, idx, dx, bp.bsize, bp.bstrides, bp.boffset, True, False,
                                "NHWC" if cl else "NCHW")
     if not cl:

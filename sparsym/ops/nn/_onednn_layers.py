@@ -141,11 +141,12 @@ def bn_fwd(a, x, gamma, beta, mm, mv, batch_stats):
         return None
     from ...kernels.onednn import bnorm
     g = np.ones_like(gamma) if a.fix_gamma else gamma
+    relu = a.get("__post_ops__", ()) == (("relu",),)  # fused by passes/fuse.py
     if batch_stats:
-        y, mean, var = bnorm.forward(x, g, beta, a.eps)
+        y, mean, var = bnorm.forward(x, g, beta, a.eps, relu=relu)
         knorm.update_moving(mm, mv, mean, var, a.momentum)
     else:
-        y, mean, var = bnorm.forward(x, g, beta, a.eps, mm, mv)
+        y, mean, var = bnorm.forward(x, g, beta, a.eps, mm, mv, relu=relu)
     invstd = 1.0 / np.sqrt(var.astype(np.float64) + a.eps)
     return y, mean.astype(_F32), invstd.astype(_F32)
 

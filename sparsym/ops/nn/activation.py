@@ -78,7 +78,8 @@ def _act_bwd(a, xs):
 
 
 # activations a producer may apply as a post-op (passes/fuse.py; oneDNN has them all)
-POST_OPS = {"relu": _ACT["relu"][0], "sigmoid": _ACT["sigmoid"][0], "tanh": _ACT["tanh"][0]}
+POST_OPS = {"relu": _ACT["relu"][0], "sigmoid": _cast(_ACT["sigmoid"][0]),
+            "tanh": _cast(_ACT["tanh"][0])}
 
 
 register(OpDef(

@@ -12,6 +12,7 @@ from ..params import Field
 from ..registry import Dispatch, OpDef, register
 from . import _onednn_layers as _dnn
 from ._common import Checked, D, norm_axis, require
+from .activation import POST_OPS
 
 
 def _bn_check(op, a):
@@ -68,11 +69,24 @@ def _fast(x):
 
 
 def _bn_fwd(a, xs):
+    post = a.get("__post_ops__", ())  # activations fused by passes/fuse.py
     x, gamma, beta, mm, mv = xs
     out = _dnn.bn_fwd(a, x, gamma, beta, mm, mv, _batch_stats(a))
     if out is not None:
+        if post and post != (("relu",),):  # oneDNN fuses relu only
+            y = to_plain(out[0])
+            for o in post:
+                y = POST_OPS[o[0]](y)
+            out = (y,) + tuple(out[1:])
         return out
-    x = to_plain(x)  # a oneDNN-laid input inside a plan, on the Numba path
+    y, mean, invstd = _bn_fwd_numba(a, to_plain(x), gamma, beta, mm, mv)
+    for o in post:
+        y = POST_OPS[o[0]](y)
+    return y, mean, invstd
+
+
+def _bn_fwd_numba(a, x, gamma, beta, mm, mv):
+    """BatchNorm forward on the Numba kernels (NumPy for other dtypes)."""
     red, bs = _layout(a, x)
     ax = norm_axis(a.axis, x.ndim, "BatchNorm")
     fast = _fast(x)
@@ -192,7 +206,7 @@ BN_LAYOUT = dict(
 register(OpDef(
     "BatchNorm", params=_BN,
     **BN_LAYOUT,
-    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_fwd, blocked=True),),
+    dispatch=(Dispatch((D, D, D, D, D), (D,), _bn_fwd, blocked=True),), fuses_post_ops=True,
     check_fallback=_bn_check_fallback,
     infer_shape=bn_shape, infer_type=rules.same_type, gradient=_bn_grad,
     doc="""Batch normalization over all axes but ``axis``.
