@@ -30,8 +30,6 @@ OUT_OF_SCOPE = {
     "_sg_": "MKL-DNN subgraph fusions are backend-specific",
     "_contrib_dgl": "DGL graph operators are out of scope",
     "_contrib_edge_id": "DGL graph operators are out of scope",
-    "_contrib_hawkesll": "hawkesll is out of scope",
-    "_contrib_backward_hawkesll": "hawkesll is out of scope",
     "_cvimdecode": "image decoding (OpenCV) is not provided (mx.image decodes with Pillow)",
     "_cvimread": "image decoding (OpenCV) is not provided (mx.image decodes with Pillow)",
     "_imdecode": "image decoding (OpenCV) is not provided",
