@@ -162,3 +162,22 @@ def test_first_conv_skips_its_data_gradient(monkeypatch):
     assert sorted(seen) == [False, True]  # first layer skipped, second computed
     for a, b in zip(*grads):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+def test_fused_rnn_inference_across_batch_sizes():
+    """Inference calls of one layer geometry at several batch sizes (oneDNN's packed weight
+    formats differ by batch but share dims: each call must use its own layout)."""
+    from sparsym.kernels.rnn import layout
+    rng = np.random.RandomState(9)
+    C, H = 32, 64
+    _, size = layout("gru", H, 2, False, C)
+    p = rng.uniform(-0.2, 0.2, size).astype(np.float32)
+    for n in (1, 16, 1, 5):
+        x = rng.randn(3, n, C).astype(np.float32)
+        h = np.zeros((2, n, H), np.float32)
+        got = []
+        for path in (True, False):
+            with dnn.use(path):
+                got.append(mx.nd.RNN(mx.nd.array(x), mx.nd.array(p), mx.nd.array(h),
+                                     state_size=H, num_layers=2, mode="gru").asnumpy())
+        np.testing.assert_allclose(got[0], got[1], rtol=1e-4, atol=1e-5)

@@ -45,8 +45,12 @@ def _nbias(mode):
     return 4 if mode == "gru" else GATES[mode]
 
 
-def _descs(mode, T, N, C, H, D):
-    """Memory descriptors of one layer: (plain ones by argument, weight dims)."""
+def _descs(mode, T, N, C, H, D, wtag=None):
+    """Memory descriptors of one layer by argument; weights in ``wtag`` (ldigo by default).
+
+    The weights' layout is named, not left to oneDNN: an inference primitive would pick its
+    opaque packed format, whose descriptors of different batch sizes share one cache key
+    (dims and format kind), so a cached reorder into another packing overran the buffer."""
     G = GATES[mode]
     f = np.float32
     mds = {
@@ -55,8 +59,8 @@ def _descs(mode, T, N, C, H, D):
         E.ARG_BIAS: core.md_tag((1, D, _nbias(mode), H), f, E.ldgo),
         E.ARG_DST_LAYER: core.md_tag((T, N, D * H), f, E.tnc),
         E.ARG_DST_ITER: core.md_tag((1, D, N, H), f, E.ldnc),
-        E.ARG_WEIGHTS_LAYER: core.md_tag((1, D, C, G, H), f),
-        E.ARG_WEIGHTS_ITER: core.md_tag((1, D, H, G, H), f),
+        E.ARG_WEIGHTS_LAYER: core.md_tag((1, D, C, G, H), f, wtag or E.ldigo),
+        E.ARG_WEIGHTS_ITER: core.md_tag((1, D, H, G, H), f, wtag or E.ldigo),
     }
     if mode == "lstm":
         mds[E.ARG_SRC_ITER_C] = core.md_tag((1, D, N, H), f, E.ldnc)
@@ -188,7 +192,7 @@ def backward(mode, saved, dy, dhT=None, dcT=None):
     key = ("rnn_bwd", mode, T, N, C, H, D)
 
     def create():
-        m = _descs(mode, T, N, C, H, D)
+        m = _descs(mode, T, N, C, H, D, E.ldgoi)  # the backward's weights layout
         dm = _descs(mode, T, N, C, H, D)
         fa = _fwd_args(mode, m)
         da = _fwd_args(mode, dm)
