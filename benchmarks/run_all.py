@@ -88,6 +88,17 @@ SPECS = {
         title="Seed tutorial training loop", about="Batches/s of the seed script.",
         full=["--repeat", "2"], quick=["--repeat", "1", "--epochs", "2"],
         with_mx=["--mxnet", MX], no_mx=["--mxnet", "/nonexistent"]),
+    "sparse_vs_mxnet": dict(
+        title="The sparse path end to end against MXNet (and PyTorch)",
+        about="LibSVMIter passes (MB/s of a fresh process's first pass, and steady), sparse "
+              "logistic regression with Module + kvstore + prepare (SGD, Adam), a Gluon "
+              "sparse-embedding model (against MXNet and, with $TORCH_PYTHON, PyTorch's "
+              "EmbeddingBag), the seed tutorial loop and the seed binding benchmark; "
+              "interleaved fresh-process pairs, medians, the load average each run saw, "
+              "ratios flagged under_load above load 1.5.",
+        full=["--pairs", "3"],
+        quick=["--pairs", "1", "--rows", "50000", "--seed-epochs", "2", "--bind-repeat", "10"],
+        with_mx=["--mxnet-python", MX], no_mx=["--mxnet-python", "/nonexistent"]),
     "sparse_ops": dict(
         title="Sparse operators", about="Per-call milliseconds of the sparse products, casts "
                                         "and updates against scipy and MXNet.",

@@ -10,7 +10,9 @@ Cases (``--cases``, comma-separated; all by default):
 
 - ``io``: ``LibSVMIter`` full passes over an Avazu-shaped file (benchmarks/gen_avazu.py;
   200k rows, 1M features, 15 non-zeros a row), batch 2048 and 8192, MB/s of the first pass
-  in a fresh process (``first``) and the best of the following ones (``steady``). MXNet
+  in a fresh process (``first``: sparsym's includes Numba's one-time set-up, about 0.3 s of
+  CPU, that the first kernel call of a process pays), of the best of the following ones
+  (``steady``) and of the import and first pass together (``with_import``). MXNet
   1.9.1's wheel cannot build a CSR batch of 8192 x 1M (its dense size overflows int32), so
   the 8192 row compares with MXNet at batch 2147, its largest.
 - ``logreg_sgd``, ``logreg_adam``: sparse logistic regression (``dot(csr, row_sparse
@@ -80,7 +82,8 @@ def work_io(a):
             b.data[0].wait_to_read()
         times.append(time.perf_counter() - t)
     return {"import_s": round(imported, 3), "first_MB_per_s": round(mb / times[0], 1),
-            "steady_MB_per_s": round(mb / min(times[1:]), 1), "batch": a.batch}
+            "steady_MB_per_s": round(mb / min(times[1:]), 1),
+            "with_import_MB_per_s": round(mb / (imported + times[0]), 1), "batch": a.batch}
 
 
 def work_logreg(a):
@@ -108,8 +111,10 @@ def work_logreg(a):
         return n
 
     epoch()
-    t, n = time.perf_counter(), epoch() + epoch()
-    return {"samples_per_s": round(n / (time.perf_counter() - t)), "batch": bs,
+    t, c = time.perf_counter(), time.process_time()
+    n = epoch() + epoch()
+    return {"samples_per_s": round(n / (time.perf_counter() - t)),
+            "samples_per_cpu_s": round(n / (time.process_time() - c)), "batch": bs,
             "optimizer": a.optimizer}
 
 
@@ -124,14 +129,17 @@ def _emb_batches(a):
 
 
 def _time_epochs(step, batches, bs, warm=10):
-    """Samples/s of one pass over ``batches`` after ``warm`` steps."""
+    """Samples/s and samples per CPU-second (all threads) of one pass over ``batches``
+    after ``warm`` steps."""
     for b in batches[:warm]:
         step(*b)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     for b in batches:
         last = step(*b)
     last()
-    return round(len(batches) * bs / (time.perf_counter() - t))
+    n = len(batches) * bs
+    return {"samples_per_s": round(n / (time.perf_counter() - t)),
+            "samples_per_cpu_s": round(n / (time.process_time() - c))}
 
 
 def work_gluon_emb(a):
@@ -153,7 +161,7 @@ def work_gluon_emb(a):
             loss.backward()
             opt.step()
             return loss.item
-        return {"samples_per_s": _time_epochs(step, batches, a.batch), "batch": a.batch,
+        return {**_time_epochs(step, batches, a.batch), "batch": a.batch,
                 "torch": torch.__version__}
     mx = _import(a.pkg)
     gluon, nd, autograd = mx.gluon, mx.nd, mx.autograd
@@ -182,7 +190,7 @@ def work_gluon_emb(a):
         loss.backward()
         trainer.step(a.batch)
         return loss.wait_to_read
-    return {"samples_per_s": _time_epochs(step, batches, a.batch), "batch": a.batch}
+    return {**_time_epochs(step, batches, a.batch), "batch": a.batch}
 
 
 def _script_json(python, script, env, args=()):
@@ -323,10 +331,15 @@ def drive(a):
             runs["mxnet"] = [dict(r, note=f"MXNet at batch {MX_MAX_BATCH}")
                              for r in runs["mxnet"]]
         line = _row(name, {p: r for p, r in runs.items() if r}, metric, higher)
-        if name.startswith("io_"):
-            steady = _row(name, {p: r for p, r in runs.items() if r}, "steady_MB_per_s")
-            line.update({k + "_steady": v for k, v in steady.items()
-                         if k in ("sparsym", "mxnet", "vs_mxnet")})
+        # a second view: steady-state passes, or samples per CPU-second (all threads; on a
+        # busy machine steadier than wall time)
+        views = {"io": [("steady_MB_per_s", "_steady"), ("with_import_MB_per_s", "_with_import")],
+                 "logreg": [("samples_per_cpu_s", "_cpu")],
+                 "gluon_emb": [("samples_per_cpu_s", "_cpu")]}.get(case, [])
+        for key, suffix in views:
+            more = _row(name, {p: r for p, r in runs.items() if r}, key)
+            line.update({k + suffix: v for k, v in more.items()
+                         if k in ("sparsym", "mxnet", "torch", "vs_mxnet", "vs_torch")})
         print(json.dumps(line), flush=True)
     tmp.cleanup()
 

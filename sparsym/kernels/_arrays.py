@@ -68,16 +68,13 @@ def unique_positions(indices, n):
     """(sorted unique values of ``indices``, each entry's position among them), both int64.
 
     ``indices`` must lie in [0, n): csr columns, or clipped embedding ids. A dense map when
-    n is at most MAP_FACTOR times the entries, a byte map and a binary search up to
-    BYTE_MAP_FACTOR times, else a sort.
+    n is at most twice MAP_FACTOR times the entries (a batch's 30k embedding ids among 1M
+    rows: 0.8 ms against 1.9 ms for np.unique's sort; at 130x the sort wins), else a sort.
     """
     if len(indices) == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    if n <= MAP_FACTOR * len(indices) + 1024:
+    if n <= 2 * MAP_FACTOR * len(indices) + 1024:
         return _map_positions(indices, n)
-    if n <= BYTE_MAP_FACTOR * len(indices):
-        uniq = sorted_unique(indices, n)
-        return uniq, np.searchsorted(uniq, indices).astype(np.int64, copy=False).reshape(-1)
     uniq, inv = np.unique(indices, return_inverse=True)
     return uniq.astype(np.int64, copy=False), inv.astype(np.int64, copy=False).reshape(-1)
 

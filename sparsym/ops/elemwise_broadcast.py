@@ -37,14 +37,26 @@ def reduce_to_shape(g, shape):
 
 def _bwd(a, xs):
     g, x, y = (st.todense(v) for v in xs)
-    if a.fn in PARTIALS_GUARDED:
+    unused = a.get("__unused__", ())
+    if a.fn == "mul" and unused:
+        # one operand wants no gradient (a feature-value weight, data): skip its product
+        # and reduction, as large as the output
+        ga = None if 0 in unused else g * y
+        gb = None if 1 in unused else g * x
+    elif a.fn in PARTIALS_GUARDED:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ga, gb = BINARY_PARTIALS[a.fn](g, x, y)
     else:
         ga, gb = BINARY_PARTIALS[a.fn](g, x, y)
-    ga = reduce_to_shape(ga if ga.shape == g.shape else np.broadcast_to(ga, g.shape), x.shape)
-    gb = reduce_to_shape(gb if gb.shape == g.shape else np.broadcast_to(gb, g.shape), y.shape)
-    return (np.ascontiguousarray(ga, dtype=x.dtype), np.ascontiguousarray(gb, dtype=y.dtype))
+    out = []
+    for k, (part, v) in enumerate(((ga, x), (gb, y))):
+        if k in unused:
+            out.append(None)
+            continue
+        part = reduce_to_shape(part if part.shape == g.shape else
+                               np.broadcast_to(part, g.shape), v.shape)
+        out.append(np.ascontiguousarray(part, dtype=v.dtype))
+    return tuple(out)
 
 
 def _bwd_grad(node, og):
@@ -77,7 +89,7 @@ register(OpDef("_backward_broadcast_binary", inputs=("ograd", "lhs", "rhs"), num
                          Dispatch(("*", "*", "*"), (D, D), _bwd)),
                infer_shape=rules.grads_like_inputs(1),
                infer_type=rules.grads_like_inputs_type(1),
-               gradient=_bwd_grad,
+               gradient=_bwd_grad, skips_unused_outputs=True,
                doc="Gradients of a broadcast binary op, reduced to each operand's shape."))
 
 

@@ -70,3 +70,20 @@ def test_forward_and_gradient(make, ref, shapes):
     check_symbolic_forward(s, args, [ref(a, b)])
     check_numeric_gradient(s, args, grad_nodes=["x"], rtol=1e-6, atol=1e-8,
                            dtype=np.float64)
+
+
+@pytest.mark.parametrize("wanted", ["a", "b"])
+def test_broadcast_mul_gradient_of_one_operand_only(wanted):
+    # the backward skips the partial nobody reads (grad_req 'null'): the other stays exact
+    rng = np.random.default_rng(3)
+    av, bv, og = rng.random((4, 3, 5)), rng.random((4, 3, 1)), rng.random((4, 3, 5))
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    exe = mx.sym.broadcast_mul(a, b).bind(
+        mx.cpu(), {"a": mx.nd.array(av), "b": mx.nd.array(bv)},
+        args_grad={wanted: mx.nd.zeros(av.shape if wanted == "a" else bv.shape)},
+        grad_req={"a": "write" if wanted == "a" else "null",
+                  "b": "write" if wanted == "b" else "null"})
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.array(og))
+    ref = og * bv if wanted == "a" else (og * av).sum(axis=2, keepdims=True)
+    np.testing.assert_allclose(exe.grad_dict[wanted].asnumpy(), ref, rtol=1e-5)
