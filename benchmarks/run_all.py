@@ -97,7 +97,7 @@ SPECS = {
               "interleaved fresh-process pairs, medians, the load average each run saw, "
               "ratios flagged under_load above load 1.5.",
         full=["--pairs", "3"],
-        quick=["--pairs", "1", "--rows", "50000", "--seed-epochs", "2", "--bind-repeat", "10"],
+        quick=["--pairs", "1", "--rows", "50000", "--bind-repeat", "10"],
         with_mx=["--mxnet-python", MX], no_mx=["--mxnet-python", "/nonexistent"]),
     "sparse_ops": dict(
         title="Sparse operators", about="Per-call milliseconds of the sparse products, casts "
