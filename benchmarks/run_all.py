@@ -84,6 +84,21 @@ SPECS = {
               "interleaved fresh processes, with the load average each figure saw.",
         full=[], quick=["--repeats", "1", "--seconds", "1"], with_mx=["--mxnet-python", MX],
         no_mx=["--mxnet-python", "/nonexistent"]),
+    "onednn_primitives": dict(
+        title="Dense primitives on oneDNN, on the Numba kernels and on MXNet",
+        about="Median milliseconds of each primitive through the public nd API (forward; "
+              "forward + data gradient; forward + parameter gradients) over ResNet-18's, "
+              "LeNet's and SBNet's shapes, one fresh process per engine and round; "
+              "*_over_mxnet < 1: sparsym is faster.",
+        full=[], quick=["--quick"], with_mx=["--mxnet-python", MX],
+        no_mx=["--mxnet-python", ""]),
+    "sbnet_vs_mxnet": dict(
+        title="SBNet block-sparse convolution against MXNet's dense convolution",
+        about="3x3 conv on 400x704x24 with a mask of random disks at 10% density: the public "
+              "SparseBlockConvolution (mask included) against MXNet 1.9.1's dense "
+              "Convolution, forward and forward + backward; speedup = MXNet / sparsym.",
+        full=[], quick=["--rounds", "1", "--reps", "2"], with_mx=["--mxnet-python", MX],
+        no_mx=["--mxnet-python", ""]),
     "seed_tutorial": dict(
         title="Seed tutorial training loop", about="Batches/s of the seed script.",
         full=["--repeat", "2"], quick=["--repeat", "1", "--epochs", "2"],
