@@ -49,6 +49,10 @@ def test_memory_desc_and_reorder_round_trip():
     assert not blocked.is_plain and blocked.size == 2 * 32 * 5 * 7 * 4  # C padded to 32
     t = dnn.from_plain(x, blocked)
     assert isinstance(t, dnn.Tensor) and t.shape == x.shape
+    # a reorder writes the padding's zeros itself (destinations are not zero-filled first)
+    g = dnn.Tensor(blocked, np.full(blocked.size, 255, np.uint8))
+    dnn.reorder_md(plain, blocked).execute({E.ARG_FROM: x, E.ARG_TO: g.data})
+    assert np.all(g.values().reshape(2, 2, 5, 7, 16)[:, 1, :, :, 3:] == 0)
     np.testing.assert_array_equal(dnn.to_plain(t), x)
     assert dnn.from_plain(x, plain) is x  # nothing to do: the array itself
     # a strided view reorders from its own strides

@@ -221,7 +221,7 @@ def _in(arr, nd, cl, dt, want):
     md = _md_of(arr, nd, cl, supported_dtype(dt))
     if md.key == want.key:
         return arr
-    out = Tensor(want)
+    out = Tensor(want, np.empty(want.size, np.uint8))  # a reorder zero-pads
     core.reorder_md(md, want).execute({E.ARG_FROM: arr, E.ARG_TO: out.data})
     return out
 
@@ -232,7 +232,7 @@ def _win(w, geom, want):
     md = md_plain(wl, geom.dt, ws)
     if md.key == want.key:
         return w
-    out = Tensor(want)
+    out = Tensor(want, np.empty(want.size, np.uint8))
     core.reorder_md(md, want).execute({E.ARG_FROM: w, E.ARG_TO: out.data})
     return out
 

@@ -444,7 +444,7 @@ def from_plain(arr, md):
     if isinstance(arr, Tensor):
         if arr.md.key == md.key:
             return arr
-        out = Tensor(md)
+        out = Tensor(md, np.empty(md.size, np.uint8))  # reorders zero the padding
         reorder_md(arr.md, md).execute({E.ARG_FROM: arr.data, E.ARG_TO: out.data})
         return out
     if md.is_plain and arr.flags.c_contiguous and DTYPES.get(arr.dtype) == md.dtype:
@@ -454,6 +454,6 @@ def from_plain(arr, md):
     except _lib.OneDNNError:  # strides oneDNN cannot describe (a view over a gap, negative)
         arr = np.ascontiguousarray(arr)
         src = md_plain(arr.shape, arr.dtype)
-    out = Tensor(md)
+    out = Tensor(md, np.empty(md.size, np.uint8))
     reorder_md(src, md).execute({E.ARG_FROM: arr, E.ARG_TO: out.data})
     return out
