@@ -10,6 +10,7 @@ import numpy as np
 from ..base import DTypeError, FormatError
 from ..context import current_context
 from .ndarray import NDArray, wrap
+from .protocols import KDLCPU, dense_raw
 
 _DLTENSOR = b"dltensor"
 # numpy arrays whose buffers from_numpy took over (made read-only on the numpy side)
@@ -133,21 +134,27 @@ class _CapsuleSource:
         return self.capsule
 
     def __dlpack_device__(self):
-        return (1, 0)  # kDLCPU
+        return (KDLCPU, 0)
 
 
 def from_dlpack(dlpack):
-    """An NDArray sharing the memory of a DLPack capsule (consumed: it is renamed
-    ``"used_dltensor"`` and cannot be read again).
+    """An NDArray sharing the memory of a DLPack capsule or of an object implementing the
+    DLPack protocol (``__dlpack__``: numpy arrays, torch CPU tensors, NDArrays).
+
+    A capsule is consumed: it is renamed ``"used_dltensor"`` and cannot be read again.
 
     Parameters
     ----------
-    dlpack : PyCapsule
-        A ``"dltensor"`` capsule on the CPU, e.g. from :func:`to_dlpack_for_read`.
+    dlpack : PyCapsule or object with ``__dlpack__``
+        A ``"dltensor"`` capsule on the CPU (e.g. from :func:`to_dlpack_for_read`), or an
+        array whose ``__dlpack_device__`` is the CPU.
 
     Returns
     -------
     NDArray
+        Over the producer's memory: writes through either side are seen by the other. A
+        producer that exports its memory as read-only (a read-only numpy array) gives a
+        read-only NDArray.
 
     Examples
     --------
@@ -157,13 +164,56 @@ def from_dlpack(dlpack):
     >>> y[0] = 7
     >>> x.asnumpy().tolist()
     [7.0, 1.0, 2.0]
+    >>> import numpy as np
+    >>> a = np.zeros(2, dtype="float32")
+    >>> mx.nd.from_dlpack(a)[1] = 5
+    >>> a.tolist()
+    [0.0, 5.0]
     """
-    if type(dlpack).__name__ != "PyCapsule" or not _capsule_is_valid(dlpack, _DLTENSOR):
-        raise FormatError("Invalid DLPack Tensor. DLTensor capsules can be consumed only once.")
-    raw = np.from_dlpack(_CapsuleSource(dlpack))
-    if not raw.flags.writeable:  # numpy marks imports read-only; the producer allows writes
-        raw = _writable_view(raw)
-    return wrap(raw, current_context())
+    if type(dlpack).__name__ == "PyCapsule":
+        if not _capsule_is_valid(dlpack, _DLTENSOR):
+            raise FormatError("Invalid DLPack Tensor. DLTensor capsules can be consumed only "
+                              "once.")
+        raw = np.from_dlpack(_CapsuleSource(dlpack))
+        if not raw.flags.writeable:  # numpy marks legacy imports read-only; MXNet's allow writes
+            raw = _writable_view(raw)
+        return wrap(raw, current_context())
+    if not hasattr(dlpack, "__dlpack__"):
+        raise FormatError("Invalid DLPack Tensor. from_dlpack expects a DLPack capsule or an "
+                          "object with __dlpack__ (numpy array, torch tensor), got "
+                          f"{type(dlpack).__name__}")
+    if isinstance(dlpack, NDArray):
+        dense_raw(dlpack, "from_dlpack")
+    device = tuple(dlpack.__dlpack_device__())
+    if int(device[0]) != KDLCPU:
+        raise BufferError(f"from_dlpack: the array is on DLPack device {device}; sparsym reads "
+                          "CPU memory only (move it to the CPU first)")
+    source = _Producer(dlpack)
+    raw = np.from_dlpack(source)
+    readonly = not raw.flags.writeable
+    if readonly and not source.versioned:  # a legacy producer cannot say; MXNet's are writeable
+        raw, readonly = _writable_view(raw), False
+    out = wrap(raw, current_context())
+    out.writable = not readonly
+    return out
+
+
+class _Producer:
+    """Forwards the DLPack protocol and records whether the producer answered the versioned
+    request (only a versioned capsule can say that its memory is read-only)."""
+
+    __slots__ = ("obj", "versioned")
+
+    def __init__(self, obj):
+        self.obj, self.versioned = obj, False
+
+    def __dlpack__(self, **kwargs):
+        capsule = self.obj.__dlpack__(**kwargs)
+        self.versioned = bool(_capsule_is_valid(capsule, b"dltensor_versioned"))
+        return capsule
+
+    def __dlpack_device__(self):
+        return self.obj.__dlpack_device__()
 
 
 def _writable_view(raw):

@@ -13,6 +13,7 @@ from ..base import MXNetError, ParamError, ShapeError, StorageError, dtype_of, n
 from ..context import Context, current_context, require_usable
 from ..ops.shape_codes import reshape_target
 from ..profiler import RUN as _PROF
+from .protocols import ArrayProtocols
 from .tape import STATE
 
 # MXNet's name for the builtin ``slice`` (its module shadows ``slice`` with the operator)
@@ -51,7 +52,7 @@ def _raw_of(x):
     return x._raw if isinstance(x, NDArray) else x
 
 
-class NDArray:
+class NDArray(ArrayProtocols):
     """A dense n-dimensional array on a (logical) cpu context.
 
     Operations run immediately; :meth:`wait_to_read` returns at once.
