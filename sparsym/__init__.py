@@ -56,6 +56,7 @@ from . import error  # noqa: F401
 from . import log  # noqa: F401
 from . import registry  # noqa: F401
 from . import plotting  # noqa: F401  (mx.callback.TrainingCurve)
+from . import onnx  # noqa: F401  (mx.onnx.export_model; the onnx package loads on use)
 
 from . import numpy  # noqa: F401,E402  (mx.numpy: importable, not implemented)
 

@@ -16,7 +16,7 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mxnet" / "api_mani
 MANIFEST = json.loads(FIXTURE.read_text())
 
 # reasons (docs/migrating_from_mxnet.md lists the unsupported parts)
-OUT_OF_SCOPE = "out of scope (issue 16): mx.np / npx / onnx / tvm / torch / rtc"
+OUT_OF_SCOPE = "out of scope (issue 16): mx.np / npx / tvm / torch / rtc"
 IMAGE = "reads images: needs an image codec (mx.image decodes only with Pillow)"
 PENDING = "pending: owned by another helper of issue 16, not landed yet"
 TODO = "not implemented yet (issue 16 follow-up)"
@@ -25,7 +25,7 @@ EXCLUDED = {
     "mxnet": {
         **{n: OUT_OF_SCOPE for n in (
             "np", "npx", "numpy_extension", "numpy_dispatch_protocol",
-            "numpy_op_fallback", "numpy_op_signature", "np_symbol", "onnx", "tvmop", "th",
+            "numpy_op_fallback", "numpy_op_signature", "np_symbol", "tvmop", "th",
             "torch", "rtc", "library", "libinfo", "notebook", "api", "ndarray_doc",
             "symbol_doc")},
         "executor_manager": "MXNet's deprecated pre-Module executor manager (for FeedForward)",
