@@ -27,10 +27,7 @@ import os
 import platform
 import sys
 
-__all__ = ["MXNET_API_VERSION", "collect", "format_report", "main"]
-
-# the MXNet release whose Python API (and unit tests) sparsym follows
-MXNET_API_VERSION = "1.9.1"
+__all__ = ["collect", "format_report", "main"]
 # environment variables that change what sparsym does (prefixes, then exact names)
 _ENV_PREFIXES = ("SPARSYM_", "MXNET_", "NUMBA_", "OMP_", "KMP_", "GOMP_", "OPENBLAS_", "MKL_",
                  "BLIS_", "DNNL_", "ONEDNN_")
@@ -51,7 +48,7 @@ def _dist_version(*names):
 
 def _sparsym_info():
     import sparsym
-    return {"version": sparsym.__version__, "MXNet API": MXNET_API_VERSION,
+    return {"version": sparsym.__version__, "MXNet API": sparsym.__mxnet_version__,
             "location": os.path.dirname(os.path.abspath(sparsym.__file__))}
 
 

@@ -42,7 +42,7 @@ def test_report_content_and_json():
     res = subprocess.run([sys.executable, "-c", code + "\n"], capture_output=True, text=True,
                          env=env, timeout=120)
     data = json.loads(res.stdout)
-    assert data["sparsym"]["MXNet API"] == diagnose.MXNET_API_VERSION
+    assert data["sparsym"]["MXNet API"] == mx.__mxnet_version__
 
 
 def test_report_imports_no_optional_heavy_library():
