@@ -141,7 +141,9 @@ def _load_params(params):
 
 
 def _entry_names(sym, nodes):
-    """(nid, idx) -> the internal output's name (``Symbol.get_internals()`` order)."""
+    """(nid, idx) -> the internal output's name (``Symbol.get_internals()`` order: a
+    node's visible outputs follow each other, named ``<name>_output``, ``<name>_output<i>``,
+    or the RNN and BatchNorm extras)."""
     outs = sym.get_internals().list_outputs()
     table, k = {}, 0
     for nid, node in enumerate(nodes):
@@ -149,10 +151,11 @@ def _entry_names(sym, nodes):
             table[(nid, 0)] = outs[k]
             k += 1
             continue
+        name = node["name"]
+        extras = {f"{name}_{s}" for s in ("state_output", "statecell_output", "mean", "var")}
         idx = 0
-        prefix = node["name"] + "_"
-        while k < len(outs) and outs[k].startswith(prefix) and (idx == 0 or "output"
-                                                                in outs[k][len(prefix):]):
+        while k < len(outs) and (outs[k].startswith(name + "_") if idx == 0 else
+                                 outs[k] == f"{name}_output{idx}" or outs[k] in extras):
             table[(nid, idx)] = outs[k]
             k += 1
             idx += 1

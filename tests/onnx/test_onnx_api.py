@@ -239,3 +239,18 @@ def test_onnx_missing_says_how_to_install(monkeypatch, tmp_path):
         mx.onnx.export_model(sym, params, [(2, 5)], onnx_file_path=str(tmp_path / "m.onnx"))
     with pytest.raises(ImportError, match="pip install onnx"):
         mx.contrib.onnx.import_model(str(tmp_path / "m.onnx"))
+
+
+def test_node_names_that_prefix_each_other(tmp_path):
+    """A node named like the next one's prefix ('relu', 'relu_pool') keeps its own outputs."""
+    x = mx.sym.var("data")
+    r = mx.sym.relu(x, name="relu")
+    p = mx.sym.Pooling(r, kernel=(2, 2), stride=(2, 2), pool_type="max", name="relu_pool")
+    out = mx.sym.FullyConnected(mx.sym.Flatten(p, name="relu_pool_flat"), num_hidden=3,
+                                name="relu_pool_fc")
+    params = {"relu_pool_fc_weight": mx.nd.ones((3, 4)), "relu_pool_fc_bias": mx.nd.ones(3)}
+    data = np.random.RandomState(3).uniform(-1, 1, (2, 1, 4, 4)).astype("float32")
+    ref = out.bind(mx.cpu(), dict(params, data=mx.nd.array(data))).forward()[0].asnumpy()
+    path = mx.onnx.export_model(out, params, [(2, 1, 4, 4)], onnx_file_path=str(
+        tmp_path / "p.onnx"))
+    assert _rel(_ort(path, {"data": data})[0], ref) < 1e-6
