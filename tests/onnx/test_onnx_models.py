@@ -232,3 +232,27 @@ def test_matrix_factorization_embeddings(tmp_path):
     path = mx.onnx.export_model(pred, params, [(5,), (5,)], np.float32,
                                 str(tmp_path / "mf.onnx"))
     check_round_trip(path, feeds, expected)
+
+
+def test_wide_and_deep(tmp_path):
+    """examples/wide_deep.py: csr wide part, SparseEmbedding over row_sparse tables fed by
+    slices and a squeezing split of the dense input."""
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        import wide_deep
+    finally:
+        sys.path.pop(0)
+    sym = wide_deep.wide_deep_model(50, 3, 4, [10, 12, 8], (5, 16, 8))
+    shapes, _, _ = sym.infer_shape(csr_data=(6, 50), dns_data=(6, 7), softmax_label=(6,))
+    rs = np.random.RandomState(0)
+    params = {n: mx.nd.array(rs.normal(0, 0.3, s)) for n, s in zip(sym.list_arguments(), shapes)
+              if n not in ("csr_data", "dns_data", "softmax_label")}
+    feeds = {"csr_data": (rs.rand(6, 50) < 0.1).astype("float32"),
+             "dns_data": np.concatenate([rs.randint(0, 8, (6, 3)), rs.uniform(-1, 1, (6, 4))],
+                                        axis=1).astype("float32")}
+    args = dict(params, csr_data=mx.nd.array(feeds["csr_data"]).tostype("csr"),
+                dns_data=mx.nd.array(feeds["dns_data"]), softmax_label=mx.nd.zeros(6))
+    expected = [sym.bind(mx.cpu(), args).forward()[0].asnumpy()]
+    path = mx.onnx.export_model(sym, params, [(6, 50), (6, 7)], np.float32,
+                                str(tmp_path / "wide_deep.onnx"))
+    check_round_trip(path, feeds, expected)
