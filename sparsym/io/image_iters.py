@@ -280,23 +280,28 @@ _SUPPORTED = dict(label_width=1, shuffle=False, seed=0, rand_crop=False, rand_mi
                   part_index=0, data_name="data", label_name="softmax_label",
                   dtype="float32", inter_method=1, path_imgidx=None, path_imglist=None,
                   preprocess_threads=4, prefetch_buffer=4, verbose=True, shuffle_chunk_size=0,
-                  shuffle_chunk_seed=0, seed_aug=None, ctx="cpu", num_threads=None)
+                  shuffle_chunk_seed=0, seed_aug=None, ctx="cpu", num_threads=None,
+                  pad=0, fill_value=255, mean_img="")
 # augmentations MXNet's C++ pipeline has and sparsym does not: allowed at their defaults
 _UNSUPPORTED = dict(max_rotate_angle=0, max_aspect_ratio=0.0, max_shear_ratio=0.0,
                     max_crop_size=-1, min_crop_size=-1, max_random_scale=1.0,
                     min_random_scale=1.0, max_random_area=1.0, min_random_area=1.0,
                     max_img_size=1e10, min_img_size=0.0, random_h=0, random_s=0, random_l=0,
-                    rotate=-1, fill_value=255, pad=0, brightness=0.0, contrast=0.0,
+                    rotate=-1, brightness=0.0, contrast=0.0,
                     saturation=0.0, pca_noise=0.0, random_resized_crop=False,
-                    mean_img="", max_random_contrast=0.0, max_random_illumination=0.0)
+                    max_random_contrast=0.0, max_random_illumination=0.0)
 
 
 class ImageRecordIter(DataIter):
     """MXNet's ImageRecordIter: images of a RecordIO file as (batch, C, H, W) batches.
 
-    Each image is decoded, its shorter side resized to ``resize`` (when > 0), cropped to
-    ``data_shape``'s (H, W) (randomly with ``rand_crop``, else at the centre), mirrored at
-    random with ``rand_mirror``, then normalised per channel as ``(x - mean) / std * scale``.
+    Each image is decoded, its shorter side resized to ``resize`` (when > 0), padded by
+    ``pad`` pixels of ``fill_value`` on every side, cropped to ``data_shape``'s (H, W)
+    (randomly with ``rand_crop``, else at the centre), mirrored at random with
+    ``rand_mirror``, then normalised per channel as ``(x - mean) * scale / std``. With
+    ``mean_img``, ``mean`` is that file's (C, H, W) image (MXNet's ``nd.save`` format, key
+    ``mean_img``); when the file does not exist it is first computed, as MXNet does, as the
+    mean of every output of the part under the ``mean_r/g/b`` normalisation, and saved.
     The last batch wraps around to the first samples when ``round_batch`` (``pad`` counts
     them, and the next epoch starts after them, as MXNet's); otherwise it is zero-filled
     (MXNet leaves those rows uninitialised and reports ``pad=0``; here ``pad`` says how
@@ -314,6 +319,9 @@ class ImageRecordIter(DataIter):
         Seeds the shuffling and the random augmentations.
     rand_crop, rand_mirror : bool, default False
     resize : int, default -1
+    pad : int, default 0
+    fill_value : int, default 255
+    mean_img : str, default ''
     mean_r, mean_g, mean_b, std_r, std_g, std_b, scale : float
     round_batch : bool, default True
     num_parts, part_index : int, default 1, 0
@@ -370,6 +378,36 @@ class ImageRecordIter(DataIter):
         self._std = np.array([params["std_r"], params["std_g"], params["std_b"]][:chan]
                              if chan == 3 else [params["std_r"]], np.float32)[:, None, None]
         self.reset()
+        if params["mean_img"] and self._normalise:
+            self._mean = self._mean_image(params["mean_img"])
+            self.reset()
+
+    def _mean_image(self, path):
+        """The mean image of ``path``, or the one computed over the part and saved there."""
+        if os.path.exists(path):
+            if self.p["verbose"]:
+                logging.info("Load mean image from %s", path)
+            arrays = nd.load(path)
+            arrays = list(arrays.values()) if isinstance(arrays, dict) else list(arrays)
+            if len(arrays) != 1:
+                raise ParamError(f"ImageRecordIter: {path}: Invalid mean image file format "
+                                 f"(expected one array, got {len(arrays)})")
+            mean = arrays[0].asnumpy().astype(np.float32)
+            if mean.shape != self.data_shape:
+                raise ParamError(f"ImageRecordIter: the mean image {path} has shape "
+                                 f"{mean.shape}, data_shape is {self.data_shape}")
+            return mean
+        if self.p["verbose"]:
+            logging.info("Cannot find %s: create mean image, this will take some time...",
+                         path)
+        total = np.zeros(self.data_shape, np.float64)
+        for i in range(len(self._order)):
+            total += self._sample(i)[0]
+        mean = (total / len(self._order)).astype(np.float32)
+        nd.save(path, {"mean_img": nd.array(mean)})
+        if self.p["verbose"]:
+            logging.info("Save mean image to %s..", path)
+        return mean
 
     def reset(self):
         overflow = getattr(self, "_overflow", 0)
@@ -391,6 +429,9 @@ class ImageRecordIter(DataIter):
         if self.p["resize"] > 0:
             img = _img.resize_short(nd.array(img, dtype=np.uint8), self.p["resize"],
                                     interp=self.p["inter_method"]).asnumpy()
+        if self.p["pad"] > 0:
+            p = int(self.p["pad"])
+            img = np.pad(img, ((p, p), (p, p), (0, 0)), constant_values=self.p["fill_value"])
         ih, iw = img.shape[:2]
         if ih < h or iw < w:
             raise ParamError(f"ImageRecordIter: image {ih}x{iw} is smaller than data_shape "
@@ -404,7 +445,7 @@ class ImageRecordIter(DataIter):
             img = img[:, ::-1]
         x = img.transpose(2, 0, 1).astype(np.float32)
         if self._normalise:
-            x = (x - self._mean) / self._std * np.float32(self.p["scale"])
+            x = (x - self._mean) * np.float32(self.p["scale"]) / self._std
         return x, header.label
 
     def next(self):

@@ -109,3 +109,39 @@ def test_image_iter_last_batch_modes_and_lists(rec, tmp_path):
     assert _labels(lst) == [([1, 2], 0)]
     with pytest.raises(mx.base.ParamError, match="need its index"):
         mx.image.ImageIter(batch_size=2, data_shape=(3, 4, 4), path_imgrec=path, shuffle=True)
+
+
+def test_mean_img_pad_and_fill_value_like_mxnet(rec, tmp_path):
+    """MXNet 1.9.1 on the same file (probed): a missing mean_img is computed as the mean of
+    every output under the mean_r/g/b, scale and std normalisation, saved as
+    {'mean_img': (C, H, W)}, then subtracted before scale / std; a present one is read; pad
+    surrounds the image with fill_value before the crop."""
+    path, _, imgs = rec
+    mean_path = str(tmp_path / "mean.nd")
+    std = np.array([2.0, 1.0, 1.0], np.float32).reshape(3, 1, 1)
+    it = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 4, 6), batch_size=2,
+                               mean_img=mean_path, scale=0.5, std_r=2)
+    crops = imgs[:, 1:5, 1:7].transpose(0, 3, 1, 2).astype(np.float32)
+    saved = mx.nd.load(mean_path)
+    assert list(saved) == ["mean_img"]
+    mean = saved["mean_img"].asnumpy()
+    np.testing.assert_allclose(mean, crops.mean(0) * 0.5 / std, rtol=1e-5)
+    np.testing.assert_allclose(it.next().data[0].asnumpy(), (crops[:2] - mean) * 0.5 / std,
+                               rtol=1e-5, atol=1e-4)
+    loaded = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 4, 6), batch_size=2,
+                                   mean_img=mean_path)
+    np.testing.assert_allclose(loaded.next().data[0].asnumpy(), crops[:2] - mean, rtol=1e-5)
+    with pytest.raises(mx.base.ParamError, match="mean image .* has shape"):
+        mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2,
+                              mean_img=mean_path)
+    padded = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 8, 10), batch_size=2,
+                                   pad=1, fill_value=7).next().data[0].asnumpy()
+    want = np.full((3, 8, 10), 7.0, np.float32)
+    want[:, 1:7, 1:9] = imgs[0].transpose(2, 0, 1)
+    np.testing.assert_array_equal(padded[0], want)
+    cropped = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2,
+                                    pad=2, fill_value=3).next().data[0].asnumpy()
+    np.testing.assert_array_equal(cropped[0], imgs[0].transpose(2, 0, 1))
+    with pytest.raises(mx.base.ParamError, match="max_rotate_angle=10 is not supported"):
+        mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2,
+                              max_rotate_angle=10)
