@@ -65,6 +65,14 @@ def _zoo_short(name):
     """Small stand-ins with the same operators, for the default run."""
     if name == "densenet":
         return vision.DenseNet(8, 4, [2, 2], classes=10), 56
+    if name == "vgg_bn":                 # VGG's layers with 64 units for its two 4096s
+        net = nn.HybridSequential()
+        for channels in (8, 16):
+            net.add(nn.Conv2D(channels, 3, padding=1), nn.BatchNorm(), nn.Activation("relu"),
+                    nn.MaxPool2D(2, 2))
+        net.add(nn.Dense(64, activation="relu"), nn.Dropout(0.5),
+                nn.Dense(64, activation="relu"), nn.Dropout(0.5), nn.Dense(10))
+        return net, 32
     if name == "inception":
         from sparsym.gluon.model_zoo.vision import inception as inc
         net = nn.HybridSequential()
@@ -75,10 +83,11 @@ def _zoo_short(name):
 
 
 ZOO = [("resnet18_v1", 32), ("resnet18_v2", 32), ("mobilenet0.25", 32),
-       ("mobilenetv2_0.25", 32), ("vgg11_bn", 32), ("squeezenet1.1", 224),
+       ("mobilenetv2_0.25", 32), ("vgg_bn", None), ("squeezenet1.1", 224),
        ("densenet", None), ("inception", None)]
 ZOO_FULL = [("resnet50_v1", 64), ("resnet50_v2", 64), ("mobilenet1.0", 64),
-            ("mobilenetv2_1.0", 64), ("vgg11", 32), ("vgg16", 32), ("squeezenet1.0", 224),
+            ("mobilenetv2_1.0", 64), ("vgg11", 32), ("vgg11_bn", 32), ("vgg16", 32),
+            ("squeezenet1.0", 224),
             ("densenet121", 224), ("inceptionv3", 299), ("alexnet", 224)]
 
 
