@@ -597,3 +597,5 @@ def _bwd_dot_cases(op, nin):
 
 
 OVERRIDES["_backward_dot_lhs"] = OVERRIDES["_backward_dot_rhs"] = _bwd_dot_cases
+OVERRIDES["_contrib_edge_id"] = lambda op, nin: [Case({}, (S2, (5,), (5,)), values={
+    1: np.array([0, 1, 2, 3, 3], np.float32), 2: np.array([0, 5, 2, 1, 4], np.float32)})]

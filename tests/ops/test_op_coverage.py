@@ -28,8 +28,10 @@ OUT_OF_SCOPE = {
     "_contrib_dequantize": "quantization and calibration are not provided",
     "_contrib_calibrate": "quantization and calibration are not provided",
     "_sg_": "MKL-DNN subgraph fusions are backend-specific",
-    "_contrib_dgl": "DGL graph operators are out of scope",
-    "_contrib_edge_id": "DGL graph operators are out of scope",
+    **dict.fromkeys(("_contrib_dgl_csr_neighbor", "_contrib_dgl_subgraph",
+                     "_contrib_dgl_graph_compact"),
+                    "DGL sampling, subgraph and compaction operators are not provided yet "
+                    "(edge_id and dgl_adjacency are)"),
     "_cvimdecode": "image decoding (OpenCV) is not provided (mx.image decodes with Pillow)",
     "_cvimread": "image decoding (OpenCV) is not provided (mx.image decodes with Pillow)",
     "_imdecode": "image decoding (OpenCV) is not provided",
