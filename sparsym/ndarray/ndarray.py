@@ -171,8 +171,19 @@ class NDArray(ArrayProtocols):
         return id(self)
 
     def __iter__(self):
+        # MXNet iterates through x[i], which is shape (1,) on a 1-D array (GluonNLP's
+        # `nd.add_n(*multi_sum_sq(...))` relies on it); NumPy reads arrays by __array__
+        if self.ndim == 1:
+            for i in range(self.shape[0]):
+                yield self[i:i + 1]
+            return
         for i in range(self.shape[0]):
             yield self[i]
+
+    def __array__(self, dtype=None, copy=None):
+        """The values as a NumPy array (``np.asarray(x)``, ``np.all(x == v)``)."""
+        a = self.asnumpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
 
     def __reduce__(self):
         # pickling keeps the storage type and context (loading pickles is the user's choice)

@@ -234,6 +234,9 @@ class Optimizer:
             return (self.create_state(index, master), master)
         return self.create_state(index, weight)
 
+    # wrapped here too, so a subclass that defines neither method (a mixin base, as
+    # Keras-MXNet's MXOptimizer) gets no copy of its own that would hide a sibling's update
+    @_csr_fallback
     def update(self, index, weight, grad, state):
         raise NotImplementedError()
 

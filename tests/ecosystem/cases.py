@@ -251,17 +251,22 @@ def samplers():
             "sorted": np.array(sum(srt, []))}
 
 
+def _run_lm(model, x):
+    """Initialize a language model, fill its parameters, run it on ``x`` from zero state."""
+    model.initialize()
+    hidden = model.begin_state(batch_size=x.shape[1], func=mx.nd.zeros)
+    model(x, hidden)
+    fill(model.collect_params())
+    return model(x, hidden)
+
+
 @case("gluonnlp")
 def language_model():
     import gluonnlp as nlp
     vocab = _vocab()
     model = nlp.model.StandardRNN("lstm", len(vocab), 8, 8, 2, 0.0, False)
     x = mx.nd.array(np.random.RandomState(4).randint(0, len(vocab), (5, 2)))
-    model.initialize()
-    hidden = model.begin_state(batch_size=2, func=mx.nd.zeros)
-    model(x, hidden)
-    fill(model.collect_params())
-    out, hidden = model(x, hidden)
+    out, hidden = _run_lm(model, x)
     # a training step with truncated BPTT as the GluonNLP language-model scripts do
     trainer = mx.gluon.Trainer(model.collect_params(), "sgd", {"learning_rate": 0.1})
     loss_fn = mx.gluon.loss.SoftmaxCrossEntropyLoss()
@@ -414,4 +419,179 @@ def sparse_input_dense():
     y = rng.uniform(-1, 1, (8, 1)).astype(np.float32)
     inp = Input(shape=(10,), sparse=True)
     model = Model(inp, Dense(1)(inp))
+    return _keras_fit(model, x, y)
+
+
+# ------------------------------------------------------------------ more everyday uses
+@case("gluoncv")
+def ssd_train_step():
+    from gluoncv import model_zoo
+    from gluoncv.loss import SSDMultiBoxLoss
+    from gluoncv.model_zoo.ssd.target import SSDTargetGenerator
+    # batch 2: with one image BatchNorm's variance over the 1x1 maps is 0 (nan gradients)
+    x = _image((2, 3, 128, 128))
+    net = _ready(model_zoo.get_model("ssd_512_mobilenet1.0_voc", pretrained=False,
+                                     pretrained_base=False), x)
+    gt_boxes = mx.nd.array([[[10, 20, 60, 90], [70, 30, 120, 100]]] * 2)
+    gt_ids = mx.nd.array([[[3], [7]]] * 2)
+    target = SSDTargetGenerator(iou_thresh=0.5, stds=(0.1, 0.1, 0.2, 0.2))
+    loss_fn = SSDMultiBoxLoss()
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.001})
+    with mx.autograd.train_mode():
+        cls_preds, box_preds, anchors = net(x)
+    cls_t, box_t, _ = target(anchors, cls_preds, gt_boxes, gt_ids)
+    with mx.autograd.record():
+        cls_preds, box_preds, _ = net(x)
+        total, cls_loss, box_loss = loss_fn(cls_preds, box_preds, cls_t, box_t)
+    mx.autograd.backward(total)
+    trainer.step(2)
+    # (random weights give nan gradients in both engines here, so the step is not compared)
+    return {"cls_t": cls_t.asnumpy(), "box_t": box_t.asnumpy(),
+            "cls_loss": cls_loss[0].asnumpy(), "box_loss": box_loss[0].asnumpy()}
+
+
+@case("gluoncv")
+def fcn_train_step_and_segmentation_metric():
+    from gluoncv import model_zoo
+    from gluoncv.loss import MixSoftmaxCrossEntropyLoss
+    from gluoncv.utils.metrics import SegmentationMetric
+    x = _image((1, 3, 48, 48))
+    net = _ready(model_zoo.get_model("fcn_resnet50_voc", pretrained=False, pretrained_base=False,
+                                     base_size=48, crop_size=48), x)
+    label = mx.nd.array(np.random.RandomState(14).randint(-1, 21, (1, 48, 48)))
+    loss_fn = MixSoftmaxCrossEntropyLoss(aux=True)
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.001})
+    with mx.autograd.record():
+        outs = net(x)
+        loss = loss_fn(*outs, label)
+    mx.autograd.backward(loss)
+    trainer.step(1)
+    # the prediction in training mode (batch statistics): an inference-mode one reads the
+    # moving statistics, which a training-mode forward moves here and not in MXNet (see
+    # docs/migrating_from_mxnet.md, BatchNorm)
+    metric = SegmentationMetric(21)
+    with mx.autograd.train_mode():
+        train_pred = net(x)[0]
+    metric.update(label, train_pred)
+    pix_acc, miou = metric.get()
+    return {"loss": loss.asnumpy(), "train_pred": train_pred.asnumpy()[:, :, ::8, ::8],
+            "metric": np.array([pix_acc, miou])}
+
+
+@case("gluoncv")
+def box_coders_and_nms():
+    from gluoncv.nn.bbox import BBoxCenterToCorner, BBoxCornerToCenter
+    from gluoncv.nn.coder import NormalizedBoxCenterDecoder, NormalizedBoxCenterEncoder
+    rng = np.random.RandomState(15)
+    corners = np.sort(rng.uniform(0, 50, (1, 6, 4)).astype(np.float32).reshape(1, 6, 2, 2),
+                      axis=2).transpose(0, 1, 3, 2).reshape(1, 6, 4)
+    corners = mx.nd.array(corners[..., [0, 2, 1, 3]])
+    center = BBoxCornerToCenter(split=False)(corners)
+    back = BBoxCenterToCorner(split=False)(center)
+    anchors = center.copy()
+    enc = NormalizedBoxCenterEncoder(stds=(0.1, 0.1, 0.2, 0.2))
+    samples = mx.nd.array([[1, 1, 0, -1, 1, 0]])
+    matches = mx.nd.array([[0, 1, 2, 3, 4, 5]])
+    targets, masks = enc(samples, matches, corners[:, ::-1], corners)
+    dec = NormalizedBoxCenterDecoder(stds=(0.1, 0.1, 0.2, 0.2))(targets, anchors)
+    scores = mx.nd.array(rng.uniform(size=(1, 6, 1)).astype(np.float32))
+    dets = mx.nd.concat(mx.nd.zeros((1, 6, 1)), scores, corners, dim=-1)
+    nms = mx.nd.contrib.box_nms(dets, overlap_thresh=0.3, valid_thresh=0.01, topk=5,
+                                coord_start=2, score_index=1, id_index=0)
+    return {"center": center.asnumpy(), "back": back.asnumpy(), "targets": targets.asnumpy(),
+            "masks": masks.asnumpy(), "decoded": dec.asnumpy(), "nms": nms.asnumpy()}
+
+
+@case("gluonnlp")
+def masked_loss_and_clipping():
+    import gluonnlp as nlp
+    rng = np.random.RandomState(16)
+    pred = mx.nd.array(rng.normal(size=(2, 4, 5)).astype(np.float32))
+    label = mx.nd.array(rng.randint(0, 5, (2, 4)))
+    valid = mx.nd.array([4, 2])
+    loss = nlp.loss.MaskedSoftmaxCELoss()(pred, label, valid)
+    acc = nlp.metric.MaskedAccuracy()
+    acc.update([label], [pred.argmax(axis=-1)], [mx.nd.array([[1, 1, 1, 1], [1, 1, 0, 0]])])
+    a = mx.nd.array(rng.normal(size=(3, 3)).astype(np.float32))
+    b = mx.nd.array(rng.normal(size=(4,)).astype(np.float32))
+    p1, p2 = mx.gluon.Parameter("p1", shape=(3, 3)), mx.gluon.Parameter("p2", shape=(4,))
+    for p, v in ((p1, a), (p2, b)):
+        p.initialize()
+        p.set_data(v)
+        p.grad()[:] = v * 10
+    norm = nlp.utils.clip_grad_global_norm([p1, p2], 1.0)
+    norm = norm.asscalar() if hasattr(norm, "asscalar") else norm
+    return {"loss": loss.asnumpy(), "acc": np.array([acc.get()[1]]), "norm": np.array([norm]),
+            "g1": p1.grad().asnumpy(), "g2": p2.grad().asnumpy()}
+
+
+@case("gluonnlp")
+def tsv_dataset_and_transforms():
+    import gluonnlp as nlp
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "data.tsv")
+        with open(path, "w") as f:
+            f.write("text\tlabel\nthe quick fox\t1\na lazy dog sleeps here\t0\n")
+        ds = nlp.data.TSVDataset(path, num_discard_samples=1,
+                                 field_separator=nlp.data.Splitter("\t"))
+        rows = [list(r) for r in ds]
+    vocab = _vocab()
+    clip = nlp.data.ClipSequence(3)
+    pad = nlp.data.PadSequence(5, pad_val=0)
+    ids = [pad(clip(vocab[r[0].split()])) for r in rows]
+    return {"rows": np.array(rows), "ids": np.array(ids)}
+
+
+@case("gluonnlp")
+def awd_lstm_and_attention():
+    import gluonnlp as nlp
+    vocab = _vocab()
+    model = nlp.model.AWDRNN("lstm", len(vocab), embed_size=8, hidden_size=8, num_layers=2,
+                             tie_weights=True, dropout=0, weight_drop=0, drop_h=0, drop_i=0,
+                             drop_e=0)
+    x = mx.nd.array(np.random.RandomState(17).randint(0, len(vocab), (4, 2)))
+    out, _ = _run_lm(model, x)
+    cell = nlp.model.attention_cell.MultiHeadAttentionCell(
+        nlp.model.attention_cell.DotProductAttentionCell(scaled=True), query_units=8,
+        key_units=8, value_units=8, num_heads=2, use_bias=True)
+    q = mx.nd.array(np.random.RandomState(18).normal(size=(2, 3, 8)).astype(np.float32))
+    k = mx.nd.array(np.random.RandomState(19).normal(size=(2, 5, 8)).astype(np.float32))
+    cell.initialize()
+    cell(q, k)
+    fill(cell.collect_params())
+    mask = mx.nd.array(np.tril(np.ones((3, 5)))[None].repeat(2, axis=0))
+    att, weights = cell(q, k, None, mask)
+    return {"lm": out.asnumpy(), "att": att.asnumpy(), "weights": weights.asnumpy()}
+
+
+@case("keras")
+def evaluate_and_rebuild():
+    from keras.layers import Dense
+    from keras.models import Sequential
+    rng = np.random.RandomState(20)
+    x = rng.uniform(-1, 1, (16, 5)).astype(np.float32)
+    y = (rng.uniform(size=(16, 1)) > 0.5).astype(np.float32)
+    model = Sequential([Dense(6, activation="relu", input_shape=(5,)),
+                        Dense(1, activation="sigmoid")])
+    model.compile(loss="binary_crossentropy", optimizer="rmsprop", metrics=["accuracy"])
+    _keras_fill(model)
+    model.fit(x, y, batch_size=8, epochs=1, shuffle=False, verbose=0)
+    ev = model.evaluate(x, y, batch_size=8, verbose=0)
+    # Keras 2.2.4's HDF5 save/load needs h5py < 3 (no wheels for Python >= 3.10): the
+    # architecture goes through JSON and the weights through get/set_weights
+    from keras.models import model_from_json
+    back = model_from_json(model.to_json())
+    back.set_weights(model.get_weights())
+    pred = back.predict(x[:4])
+    return {"eval": np.array(ev), "pred": pred}
+
+
+@case("keras")
+def embedding_gru():
+    from keras.layers import GRU, Dense, Embedding
+    from keras.models import Sequential
+    rng = np.random.RandomState(21)
+    x = rng.randint(0, 20, (8, 6))
+    y = rng.uniform(-1, 1, (8, 1)).astype(np.float32)
+    model = Sequential([Embedding(20, 4, input_length=6), GRU(5, unroll=True), Dense(1)])
     return _keras_fit(model, x, y)
