@@ -171,12 +171,6 @@ class NDArray(ArrayProtocols):
         return id(self)
 
     def __iter__(self):
-        # MXNet iterates through x[i], which is shape (1,) on a 1-D array (GluonNLP's
-        # `nd.add_n(*multi_sum_sq(...))` relies on it); NumPy reads arrays by __array__
-        if self.ndim == 1:
-            for i in range(self.shape[0]):
-                yield self[i:i + 1]
-            return
         for i in range(self.shape[0]):
             yield self[i]
 
@@ -399,11 +393,10 @@ class NDArray(ArrayProtocols):
             raise IndexError(f"too many indices ({len(key)}) for an array of {self.ndim} dims")
         out = self._raw[key]
         if not isinstance(out, np.ndarray) or out.ndim == 0:
-            # MXNet's legacy shapes have no 0-d arrays: x[i, j] gives shape (1,). A single
-            # integer on a 1-D array stays 0-d: NumPy 2 reads NDArrays as sequences through
-            # x[i], and (1,) items would nest without end (np.all(x == v), np.asarray(x))
-            one = isinstance(key, tuple) and not np_shape_active()
-            out = np.asarray(out).reshape((1,) if one else ())
+            # MXNet's legacy shapes have no 0-d arrays: indexing every axis by an integer
+            # (x[i] on a 1-D array too) gives shape (1,); under np_shape it is 0-d. NumPy
+            # reads NDArrays through __array__, not item by item
+            out = np.asarray(out).reshape(() if np_shape_active() else (1,))
         return wrap(out, self._ctx)
 
     # ------------------------------------------------------------------ shape methods

@@ -188,11 +188,13 @@ def test_load_refuses_the_other_shape_semantics(tmp_path):
 def test_integer_indexing_of_every_axis_gives_shape_1_outside_np_shape():
     # MXNet's legacy shapes have no 0-d arrays: x[1, 2] is [6.] (shape (1,)), recorded or not
     x = mx.nd.arange(12).reshape((3, 4))
-    for got in (x[1, 2], x[-1, -1], x[(1, 2)]):
+    for got in (x[1, 2], x[-1, -1], x[(1, 2)], x[1][2], mx.nd.arange(3)[1]):
         assert got.shape == (1,)
-    # one integer on a 1-D array stays 0-d, so NumPy 2 can read NDArrays as sequences
-    assert x[1][2].shape == () and np.all(mx.nd.array([5], dtype="int32") == 5)
-    assert np.asarray(x).shape == (3, 4)
+    assert [a.shape for a in mx.nd.arange(2)] == [(1,), (1,)]      # iteration: x[i]
+    # NumPy reads NDArrays through __array__ (not item by item, which would nest)
+    assert np.all(mx.nd.array([5], dtype="int32") == 5)
+    assert np.asarray(x).shape == (3, 4) and np.asarray(mx.nd.arange(3)).shape == (3,)
+    assert np.asarray(x, dtype=np.float64).dtype == np.float64
     assert x[1, 2].asscalar() == 6.0 and x[1, 2:3].shape == (1,)
     x.attach_grad()
     with mx.autograd.record():
