@@ -174,11 +174,6 @@ class NDArray(ArrayProtocols):
         for i in range(self.shape[0]):
             yield self[i]
 
-    def __array__(self, dtype=None, copy=None):
-        """The values as a NumPy array (``np.asarray(x)``, ``np.all(x == v)``)."""
-        a = self.asnumpy()
-        return a if dtype is None else a.astype(dtype, copy=False)
-
     def __reduce__(self):
         # pickling keeps the storage type and context (loading pickles is the user's choice)
         return _new_empty, (type(self),), self.__getstate__()
