@@ -144,4 +144,9 @@ def num_gpus():
 def current_context():
     """The context set by ``with mx.cpu(i):``, else cpu(0)."""
     ctx = getattr(Context._default_ctx, "value", None)
-    return ctx if ctx is not None else Context("cpu", 0)
+    return ctx if ctx is not None else _CPU0
+
+
+# the default context, shared as MXNet shares its default (every array made outside a
+# ``with`` block points at it; building one per array cost a call per batch array)
+_CPU0 = Context("cpu", 0)

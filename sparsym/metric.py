@@ -449,8 +449,16 @@ class MSE(EvalMetric):
     def update(self, labels, preds):
         for lab, p in _regression_pairs(labels, preds):
             d = lab - p
-            # the mean in the arrays' dtype (float32 batches give MXNet's float32 figure)
-            self._add(float((d * d).mean()) if d.size else float("nan"), 1)
+            d *= d
+            # the mean in the arrays' dtype (float32 batches give MXNet's float32 figure);
+            # for float32/64 that is ndarray.mean's own sum and division, without its
+            # Python-level wrapper (a batch-1 loop calls this once a step)
+            if not d.size:
+                self._add(float("nan"), 1)
+            elif d.dtype == numpy.float32 or d.dtype == numpy.float64:
+                self._add(float(numpy.add.reduce(d, axis=None) / d.size), 1)
+            else:
+                self._add(float(d.mean()), 1)
 
 
 @alias()

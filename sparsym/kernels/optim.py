@@ -404,6 +404,36 @@ def sgd_dense(w, g, mom, lr, momentum, wd, rescale_grad, clip_gradient):
     return True
 
 
+def sgd_lazy_rsp(w, g, mom, lr, momentum, wd, rescale_grad, clip_gradient):
+    """sgd_update_lazy (``mom`` None) or sgd_mom_update_lazy with the checks inlined, as
+    :func:`sgd_dense` for a row_sparse gradient ``g`` (RSP) of a 2-D weight: the sparse
+    training step's one kernel call per parameter. Returns False, having done nothing,
+    when an operand is not of the common form (the caller takes the checked entry point)."""
+    if (g.__class__ is not RSP or w.__class__ is not np.ndarray or w.ndim != 2
+            or g.shape != w.shape or not w.flags.c_contiguous or not w.flags.writeable
+            or w.dtype == np.float16):
+        return False
+    data, rows = g.data, g.indices
+    if (data.__class__ is not np.ndarray or data.dtype == np.float16 or data.ndim != 2
+            or not data.flags.c_contiguous or rows.dtype != np.int64
+            or not rows.flags.c_contiguous):
+        return False
+    if mom is not None and (mom.__class__ is not np.ndarray or mom.shape != w.shape
+                            or not mom.flags.c_contiguous or not mom.flags.writeable
+                            or mom.dtype == np.float16):
+        return False
+    if not len(rows):
+        return True
+    cg = -1.0 if clip_gradient is None or clip_gradient < 0 else float(clip_gradient)
+    if mom is None:
+        _run(_SGD, data.size, w, data, rows, True, float(lr), float(wd), float(rescale_grad),
+             cg)
+    else:
+        _run(_SGD_MOM, data.size, w, data, mom, rows, True, float(lr), float(momentum),
+             float(wd), float(rescale_grad), cg)
+    return True
+
+
 def sgd_update_lazy(w, g, lr, wd=0.0, rescale_grad=1.0, clip_gradient=None):
     """Lazy SGD: only rows in ``g.indices`` (weight decay too, MXNet 1.9 quirk 6)."""
     _lazy(_SGD, "sgd_update", w, g, (), *_f(lr, wd, rescale_grad, _cg(clip_gradient)))

@@ -77,10 +77,11 @@ def update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
                 kvstore.push(name, gs, priority=-i)
                 kvstore.pull(name, gs, ignore_sparse=False, priority=-i)
     if num_device == 1:
-        for i, (w, g) in enumerate(zip(param_arrays, grad_arrays)):
-            if g[0] is None:
-                continue
-            updater(i, g[0], w[0])
+        # one updater call with every (index, grad, weight), as MXNet's _update_params
+        # makes: an aggregating optimizer (SGD) updates them in groups of aggregate_num
+        idx = [i for i, g in enumerate(grad_arrays) if g[0] is not None]
+        if idx:
+            updater(idx, [grad_arrays[i][0] for i in idx], [param_arrays[i][0] for i in idx])
         return
     from ..ndarray.ndarray import wrap
     for i, (ws, gs) in enumerate(zip(param_arrays, grad_arrays)):

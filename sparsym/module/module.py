@@ -12,6 +12,7 @@ from ..ndarray.ndarray import NDArray, wrap
 from ..optimizer import optimizer as opt_mod
 from .base_module import BaseModule, _as_list, _check_input_names, _StoredIO
 from .executor_group import DataParallelExecutorGroup
+from .kvstore_util import update_params, update_params_on_kvstore
 
 __all__ = ["Module"]
 
@@ -413,14 +414,12 @@ class Module(_StoredIO, BaseModule):
         self._params_dirty = True
         g = self._exec_group
         if self._update_on_kvstore:
-            from .kvstore_util import update_params_on_kvstore
             update_params_on_kvstore(g.param_arrays, g.grad_arrays, self._kvstore,
                                      self._param_names)
             g.pulled_rows.stale(n for n, ws, gs in
                                 zip(g.param_names, g.param_arrays, g.grad_arrays)
                                 if gs[0] is not None and ws[0].stype == "row_sparse")
             return
-        from .kvstore_util import update_params
         update_params(g.param_arrays, g.grad_arrays, self._updater, len(self._context),
                       self._kvstore, self._param_names)
 

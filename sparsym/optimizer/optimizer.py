@@ -461,12 +461,23 @@ class SGD(MultiTensor, Optimizer):
                                       self._step(w32, g32, s0, lr, wd))
             return
         cg, mu, rs = self._op_clip(), self.momentum, self.rescale_grad
+        lazy = self.lazy_update
         for w, g, s, lr, wd in zip(weight, grad, state, lrs, wds):
-            # dense weights and gradients (a Trainer step's usual tensors) go straight to
-            # the kernel; anything else takes the general path
-            if not kopt.sgd_dense(w._raw, g._raw, None if s is None else s._raw, lr, mu, wd,
-                                  rs, cg):
-                self._step(w, g, s, lr, wd)
+            # dense weights and gradients (a Trainer step's usual tensors), and a lazy update
+            # of a weight holding all its rows, go straight to the kernel; anything else
+            # takes the general path
+            wr, gr, sr = w._raw, g._raw, None if s is None else s._raw
+            if gr.__class__ is st.RSP and lazy:
+                if wr.__class__ is st.RSP and len(wr.indices) == wr.shape[0] and (
+                        sr is None or sr.__class__ is st.RSP
+                        and len(sr.indices) == sr.shape[0]):
+                    self._warn_lazy()
+                    if kopt.sgd_lazy_rsp(wr.data, gr, None if sr is None else sr.data, lr,
+                                         mu, wd, rs, cg):
+                        continue
+            elif kopt.sgd_dense(wr, gr, sr, lr, mu, wd, rs, cg):
+                continue
+            self._step(w, g, s, lr, wd)
 
     def _step(self, weight, grad, state, lr, wd):
         is_rsp, g = grad_parts(grad)
