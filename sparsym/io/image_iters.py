@@ -20,6 +20,7 @@ from .. import recordio
 from ..base import ParamError
 from ..image import image as _img
 from ..image.augmenters import CreateAugmenter
+from ._affine_aug import AFFINE_DEFAULTS, affine_active, check_affine, random_affine
 from .io import DataBatch, DataDesc, DataIter
 
 __all__ = ["ImageIter", "ImageRecordIter", "ImageRecordIter_v1", "ImageRecordUInt8Iter",
@@ -281,13 +282,11 @@ _SUPPORTED = dict(label_width=1, shuffle=False, seed=0, rand_crop=False, rand_mi
                   dtype="float32", inter_method=1, path_imgidx=None, path_imglist=None,
                   preprocess_threads=4, prefetch_buffer=4, verbose=True, shuffle_chunk_size=0,
                   shuffle_chunk_seed=0, seed_aug=None, ctx="cpu", num_threads=None,
-                  pad=0, fill_value=255, mean_img="")
+                  pad=0, fill_value=255, mean_img="", **AFFINE_DEFAULTS)
 # augmentations MXNet's C++ pipeline has and sparsym does not: allowed at their defaults
-_UNSUPPORTED = dict(max_rotate_angle=0, max_aspect_ratio=0.0, max_shear_ratio=0.0,
-                    max_crop_size=-1, min_crop_size=-1, max_random_scale=1.0,
-                    min_random_scale=1.0, max_random_area=1.0, min_random_area=1.0,
-                    max_img_size=1e10, min_img_size=0.0, random_h=0, random_s=0, random_l=0,
-                    rotate=-1, brightness=0.0, contrast=0.0,
+_UNSUPPORTED = dict(max_crop_size=-1, min_crop_size=-1, max_random_area=1.0,
+                    min_random_area=1.0, random_h=0, random_s=0, random_l=0,
+                    brightness=0.0, contrast=0.0,
                     saturation=0.0, pca_noise=0.0, random_resized_crop=False,
                     max_random_contrast=0.0, max_random_illumination=0.0)
 
@@ -295,7 +294,11 @@ _UNSUPPORTED = dict(max_rotate_angle=0, max_aspect_ratio=0.0, max_shear_ratio=0.
 class ImageRecordIter(DataIter):
     """MXNet's ImageRecordIter: images of a RecordIO file as (batch, C, H, W) batches.
 
-    Each image is decoded, its shorter side resized to ``resize`` (when > 0), padded by
+    Each image is decoded, its shorter side resized to ``resize`` (when > 0), warped by
+    a random affine map when any of the rotation, shear, aspect-ratio, scale or image-size
+    parameters is set (MXNet's default augmenter: one matrix per image, output of size
+    ``scale * (W, H)`` clamped to ``[min_img_size, max_img_size]``, uncovered pixels
+    ``fill_value``; the warp maps integer pixel coordinates, as OpenCV's does), padded by
     ``pad`` pixels of ``fill_value`` on every side, cropped to ``data_shape``'s (H, W)
     (randomly with ``rand_crop``, else at the centre), mirrored at random with
     ``rand_mirror``, then normalised per channel as ``(x - mean) * scale / std``. With
@@ -322,6 +325,21 @@ class ImageRecordIter(DataIter):
     pad : int, default 0
     fill_value : int, default 255
     mean_img : str, default ''
+    max_rotate_angle : int, default 0
+        Rotate by a random whole angle in ``[-max_rotate_angle, max_rotate_angle]`` degrees.
+    rotate : int, default -1
+        When > 0, rotate by exactly this angle (degrees, counter-clockwise).
+    max_shear_ratio : float, default 0
+        Shear by a random ratio in ``[-max_shear_ratio, max_shear_ratio]``.
+    max_aspect_ratio : float, default 0
+        Stretch by a random width / height ratio in ``1 +- max_aspect_ratio`` (< 1).
+    min_random_scale, max_random_scale : float, default 1
+        Scale the image by a random factor in this range.
+    min_img_size, max_img_size : float, default 0, 1e10
+        Bounds on the warped image's sides.
+    inter_method : int, default 1
+        Interpolation of resize and warp: 0 nearest, 1 bilinear, 2 cubic, 3 area (the
+        warp uses bilinear), 4 Lanczos (the warp uses cubic), 9 auto, 10 random.
     mean_r, mean_g, mean_b, std_r, std_g, std_b, scale : float
     round_batch : bool, default True
     num_parts, part_index : int, default 1, 0
@@ -329,8 +347,12 @@ class ImageRecordIter(DataIter):
         The index (random access without a first pass over the file).
     data_name, label_name : str
 
-    Other MXNet augmentation parameters (rotation, aspect ratio, colour jitter...) are
-    accepted at their defaults and raise ParamError otherwise.
+    The other MXNet augmentation parameters (``random_h/s/l``, ``brightness``,
+    ``contrast``, ``saturation``, ``pca_noise``, ``max/min_crop_size``,
+    ``random_resized_crop``, ``max/min_random_area``, ``max_random_contrast``,
+    ``max_random_illumination``) are accepted at their defaults and raise ParamError
+    otherwise. The random draws come from ``seed``, so a run is reproducible (not the same
+    draws as MXNet's).
     """
 
     _out_dtype = np.float32
@@ -343,7 +365,8 @@ class ImageRecordIter(DataIter):
             if k in _UNSUPPORTED:
                 if v != _UNSUPPORTED[k]:
                     raise ParamError(f"ImageRecordIter: {k}={v!r} is not supported (sparsym's "
-                                     "pipeline resizes, crops, mirrors and normalises only)")
+                                     "pipeline resizes, warps, pads, crops, mirrors and "
+                                     "normalises only)")
             elif k in params:
                 params[k] = v
             else:
@@ -355,7 +378,9 @@ class ImageRecordIter(DataIter):
         if params["path_imglist"]:
             raise ParamError("ImageRecordIter: path_imglist is not supported; labels come "
                              "from the records (use mx.image.ImageIter for image lists)")
+        check_affine(params)
         self.p = params
+        self._affine = affine_active(params)
         self.data_shape = data_shape
         self._src = _RecordSource(path_imgrec, params["path_imgidx"])
         keys = self._src.keys
@@ -429,6 +454,8 @@ class ImageRecordIter(DataIter):
         if self.p["resize"] > 0:
             img = _img.resize_short(nd.array(img, dtype=np.uint8), self.p["resize"],
                                     interp=self.p["inter_method"]).asnumpy()
+        if self._affine:
+            img = random_affine(img, self.p, self._rng)
         if self.p["pad"] > 0:
             p = int(self.p["pad"])
             img = np.pad(img, ((p, p), (p, p), (0, 0)), constant_values=self.p["fill_value"])

@@ -77,9 +77,9 @@ def test_shuffle_mirror_and_refusals(rec):
     for row, lab in zip(b.data[0].asnumpy(), labels):
         img = imgs[lab].transpose(2, 0, 1)
         assert np.array_equal(row, img) or np.array_equal(row, img[:, :, ::-1])
-    with pytest.raises(mx.base.ParamError, match="max_rotate_angle=10 is not supported"):
+    with pytest.raises(mx.base.ParamError, match="brightness=0.1 is not supported"):
         mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2,
-                              max_rotate_angle=10)
+                              brightness=0.1)
     with pytest.raises(mx.base.ParamError, match="unknown parameter 'bogus'"):
         mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2, bogus=1)
     with pytest.raises(mx.base.ParamError, match="smaller than data_shape"):
@@ -142,6 +142,125 @@ def test_mean_img_pad_and_fill_value_like_mxnet(rec, tmp_path):
     cropped = mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2,
                                     pad=2, fill_value=3).next().data[0].asnumpy()
     np.testing.assert_array_equal(cropped[0], imgs[0].transpose(2, 0, 1))
-    with pytest.raises(mx.base.ParamError, match="max_rotate_angle=10 is not supported"):
+    with pytest.raises(mx.base.ParamError, match="brightness=0.1 is not supported"):
         mx.io.ImageRecordIter(path_imgrec=path, data_shape=(3, 6, 8), batch_size=2,
-                              max_rotate_angle=10)
+                              brightness=0.1)
+
+
+def _square_rec(tmp_path, n=7):
+    """Five n x n RGB images (and the .rec path holding them)."""
+    rng = np.random.RandomState(0)
+    rng.randint(0, 255, size=(5, 6, 8, 3))          # the draws of the ``rec`` fixture
+    imgs = rng.randint(0, 255, size=(5, n, n, 3)).astype(np.uint8)
+    w = mx.recordio.MXRecordIO(str(tmp_path / "sq.rec"), "w")
+    for i, a in enumerate(imgs):
+        buf = io.BytesIO()
+        PIL.fromarray(a).save(buf, format="PNG")
+        w.write(mx.recordio.pack(mx.recordio.IRHeader(0, float(i), i, 0), buf.getvalue()))
+    w.close()
+    return str(tmp_path / "sq.rec"), imgs
+
+
+def _batch(path, shape, **kw):
+    return mx.io.ImageRecordIter(path_imgrec=path, data_shape=shape, batch_size=5,
+                                 **kw).next().data[0].asnumpy()
+
+
+def test_affine_options_at_neutral_values_change_nothing(rec):
+    path, _, imgs = rec
+    neutral = dict(max_rotate_angle=0, rotate=-1, max_shear_ratio=0.0, max_aspect_ratio=0.0,
+                   min_random_scale=1.0, max_random_scale=1.0, min_img_size=0.0,
+                   max_img_size=1e10, inter_method=1)
+    want = imgs.transpose(0, 3, 1, 2).astype(np.float32)
+    np.testing.assert_array_equal(_batch(path, (3, 6, 8)), want)
+    np.testing.assert_array_equal(_batch(path, (3, 6, 8), rand_crop=True, rand_mirror=True,
+                                         seed=3, **neutral),
+                                  _batch(path, (3, 6, 8), rand_crop=True, rand_mirror=True,
+                                         seed=3))
+    # rotate=0 is no rotation (MXNet uses rotate only when > 0)
+    np.testing.assert_array_equal(_batch(path, (3, 6, 8), rotate=0), want)
+
+
+def test_rotate_is_opencvs_warp_like_mxnet(rec, tmp_path):
+    """Probed on MXNet 1.9.1 with the same files: its warp maps integer pixel coordinates
+    (not pixel centres), so rotate=90 on an n x n image moves src[x, n - y] to (y, x) and
+    the first row, which comes from column n, is fill_value; rotate=180 moves
+    src[h - y, w - x] to (y, x). Bilinear rotate=45 agrees within one grey level (OpenCV's
+    fixed-point weights)."""
+    sq, simgs = _square_rec(tmp_path)
+    n = simgs.shape[1]
+    got = _batch(sq, (3, n, n), rotate=90, fill_value=7)
+    want = np.full((5, n, n, 3), 7.0, np.float32)
+    for y in range(1, n):
+        want[:, y, :] = simgs[:, :, n - y]
+    np.testing.assert_array_equal(got, want.transpose(0, 3, 1, 2))
+    path, _, imgs = rec
+    got = _batch(path, (3, 6, 8), rotate=180, fill_value=9)
+    want = np.full((5, 6, 8, 3), 9.0, np.float32)
+    want[:, 1:, 1:] = imgs[:, :0:-1, :0:-1]
+    np.testing.assert_array_equal(got, want.transpose(0, 3, 1, 2))
+    mxnet_45 = [[0, 37, 36, 73, 68, 0, 0], [38, 168, 110, 164, 213, 137, 0],
+                [110, 159, 124, 205, 137, 133, 85], [151, 210, 109, 168, 153, 84, 147],
+                [112, 149, 91, 137, 134, 192, 69], [57, 172, 196, 211, 90, 138, 104],
+                [25, 155, 213, 210, 167, 65, 0]]
+    got = _batch(sq, (3, n, n), rotate=45, fill_value=0)[0, 0]
+    np.testing.assert_allclose(got, mxnet_45, atol=1)
+
+
+def test_random_rotation_is_seeded_and_bounded(tmp_path):
+    """A flat grey image rotated by a random angle in [-30, 30] degrees: the centre stays
+    grey, corners take fill_value for non-zero angles, and a seed fixes the draws."""
+    w = mx.recordio.MXRecordIO(str(tmp_path / "g.rec"), "w")
+    for i in range(5):
+        buf = io.BytesIO()
+        PIL.fromarray(np.full((9, 9, 3), 100, np.uint8)).save(buf, format="PNG")
+        w.write(mx.recordio.pack(mx.recordio.IRHeader(0, float(i), i, 0), buf.getvalue()))
+    w.close()
+    path = str(tmp_path / "g.rec")
+    kw = dict(max_rotate_angle=30, fill_value=0, inter_method=1)
+    a = np.concatenate([_batch(path, (3, 9, 9), seed=s, **kw) for s in range(6)])
+    np.testing.assert_array_equal(a[:, :, 2:7, 2:7], 100)
+    assert (a[:, :, 0, 0] < 100).sum() > len(a) * 3 // 2    # most corners are filled
+    assert a.min() >= 0 and a.max() <= 100
+    np.testing.assert_array_equal(_batch(path, (3, 9, 9), seed=4, **kw), a[20:25])
+    sheared = [_batch(path, (3, 9, 9), seed=s, max_shear_ratio=0.3, fill_value=0)
+               for s in (1, 1, 2)]
+    np.testing.assert_array_equal(sheared[0], sheared[1])
+    assert not np.array_equal(sheared[0], sheared[2])
+    assert (sheared[0] < 100).any()
+
+
+def test_scale_and_img_size_bounds(rec):
+    path, _, imgs = rec
+    # scale 2 doubles the image: even pixels are the source pixels
+    big = _batch(path, (3, 12, 16), min_random_scale=2.0, max_random_scale=2.0)
+    np.testing.assert_array_equal(big[:, :, ::2, ::2], imgs.transpose(0, 3, 1, 2))
+    assert (big[:, :, 1:-1:2, ::2] != big[:, :, :-2:2, ::2]).any()
+    # max_img_size caps the output (centred), min_img_size grows it (pads around)
+    small = _batch(path, (3, 4, 4), max_img_size=4)
+    np.testing.assert_array_equal(small, imgs[:, 1:5, 2:6].transpose(0, 3, 1, 2))
+    with pytest.raises(mx.base.ParamError, match="smaller than data_shape"):
+        _batch(path, (3, 6, 8), max_img_size=4)
+    grown = _batch(path, (3, 10, 10), min_img_size=10, fill_value=1)
+    want = np.ones((5, 10, 10, 3), np.float32)
+    want[:, 2:8, 1:9] = imgs
+    np.testing.assert_array_equal(grown, want.transpose(0, 3, 1, 2))
+    aspect = [_batch(path, (3, 6, 8), max_aspect_ratio=0.4, seed=s, fill_value=0)
+              for s in (5, 5)]
+    np.testing.assert_array_equal(aspect[0], aspect[1])
+    assert not np.array_equal(aspect[0], imgs.transpose(0, 3, 1, 2))
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(max_rotate_angle=-1), "max_rotate_angle must be >= 0"),
+    (dict(max_rotate_angle=2.5), "max_rotate_angle must be an integer"),
+    (dict(max_shear_ratio=-0.1), "max_shear_ratio must be >= 0"),
+    (dict(max_aspect_ratio=1.5), r"max_aspect_ratio must be in \[0, 1\)"),
+    (dict(min_random_scale=2.0), "min_random_scale <= max_random_scale"),
+    (dict(min_img_size=5, max_img_size=4), "min_img_size <= max_img_size"),
+    (dict(inter_method=7), "invalid inter_method"),
+    (dict(random_h=10), "random_h=10 is not supported"),
+])
+def test_invalid_augmentation_values_raise(rec, kw, match):
+    with pytest.raises(mx.base.ParamError, match=match):
+        mx.io.ImageRecordIter(path_imgrec=rec[0], data_shape=(3, 6, 8), batch_size=2, **kw)
