@@ -82,8 +82,9 @@ def random_affine(img, p, rng):
     m[1, 2] = (new_h - (m[1, 0] * f32(cols) + m[1, 1] * f32(rows))) / f32(2)
     new_w, new_h = int(new_w), int(new_h)
     method = int(p["inter_method"])
-    if method == 9:     # MXNet's auto: cubic when enlarging, area (here bilinear) otherwise
-        method = 2 if new_w * new_h > cols * rows else 3
+    if method == 9:     # MXNet's auto: cubic when both sides grow, area when both shrink
+        method = (2 if new_w > cols and new_h > rows else
+                  3 if new_w < cols and new_h < rows else 1)
     elif method == 10:  # MXNet's random choice among its five methods
         method = rng.randint(5)
     order = _ORDER[method]

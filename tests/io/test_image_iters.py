@@ -264,3 +264,17 @@ def test_scale_and_img_size_bounds(rec):
 def test_invalid_augmentation_values_raise(rec, kw, match):
     with pytest.raises(mx.base.ParamError, match=match):
         mx.io.ImageRecordIter(path_imgrec=rec[0], data_shape=(3, 6, 8), batch_size=2, **kw)
+
+
+def test_warp_interpolation_methods(rec):
+    """inter_method picks the warp's interpolation: nearest keeps source values, 9 (auto)
+    is cubic for a warp that enlarges both sides, 10 draws a method from the seed."""
+    path, _, imgs = rec
+    kw = dict(min_random_scale=1.5, max_random_scale=1.5)
+    near = _batch(path, (3, 9, 12), inter_method=0, **kw)
+    assert np.isin(near[0], np.append(imgs[0], 255)).all()
+    lin, cub = (_batch(path, (3, 9, 12), inter_method=m, **kw) for m in (1, 2))
+    assert not np.array_equal(lin, cub)
+    np.testing.assert_array_equal(_batch(path, (3, 9, 12), inter_method=9, **kw), cub)
+    np.testing.assert_array_equal(_batch(path, (3, 9, 12), inter_method=10, seed=2, **kw),
+                                  _batch(path, (3, 9, 12), inter_method=10, seed=2, **kw))
