@@ -14,13 +14,13 @@ import numpy as np
 
 from . import storage as st
 from .base import MXNetError
+from .graph import topo_order
 from .ndarray.ndarray import NDArray, wrap
 from .ndarray.op import invoke_op
 from .ndarray.tape import STATE
 from .ndarray.tape import record as tape_record
 from .ops.autograd_function import CUSTOM_FUNCTION
 from .ops.registry import get_op
-from .symbol.graph import topo_order
 
 __all__ = ["CachedGraph", "CachedOp"]
 

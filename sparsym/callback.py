@@ -7,6 +7,8 @@ import sys
 import time
 from collections import namedtuple
 
+from .checkpoint import save_checkpoint
+
 logger = logging.getLogger("sparsym")
 
 __all__ = ["BatchEndParam", "Speedometer", "do_checkpoint", "log_train_metric",
@@ -28,7 +30,6 @@ def module_checkpoint(mod, prefix, period=1, save_optimizer_states=False):
 
 def do_checkpoint(prefix, period=1):
     """Epoch-end callback writing ``prefix-symbol.json`` and ``prefix-%04d.params``."""
-    from .model import save_checkpoint
     period = int(max(1, period))
 
     def _callback(iter_no, sym, arg, aux):
@@ -150,12 +151,3 @@ def progress_bar_callback(progress_bar):
     if progress_bar is None:
         progress_bar = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
     return TqdmProgressBar() if progress_bar else None
-
-
-def __getattr__(name):
-    # MXNet's callback module imports save_checkpoint from model; model imports this module,
-    # so the name is resolved on first use
-    if name == "save_checkpoint":
-        from .model import save_checkpoint
-        return save_checkpoint
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

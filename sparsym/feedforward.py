@@ -296,7 +296,7 @@ class FeedForward:
     def save(self, prefix, epoch=None, remove_amp_cast=True):
         """Write ``prefix-symbol.json`` and ``prefix-%04d.params`` (``epoch`` defaults to
         ``num_epoch``)."""
-        from .model import save_checkpoint
+        from .checkpoint import save_checkpoint
         if epoch is None:
             epoch = self.num_epoch
         if epoch is None:
@@ -308,7 +308,7 @@ class FeedForward:
     def load(prefix, epoch, ctx=None, **kwargs):
         """A FeedForward from a checkpoint, ready to predict or to continue training from
         ``epoch``."""
-        from .model import load_checkpoint
+        from .checkpoint import load_checkpoint
         symbol, arg_params, aux_params = load_checkpoint(prefix, epoch)
         return FeedForward(symbol, ctx=ctx, arg_params=arg_params, aux_params=aux_params,
                            begin_epoch=epoch, **kwargs)

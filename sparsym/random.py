@@ -1,22 +1,7 @@
-"""Random state shared by initializers, samplers and test utilities (mx.random)."""
+"""``mx.random``: seeding and MXNet's sampler front ends (the state lives in ``_rng``)."""
 from __future__ import annotations
 
-import numpy as np
-
-_state = {"rng": np.random.default_rng(0)}
-
-
-def seed(seed_state, ctx="all"):
-    """Seed sparsym's generator (and numpy's legacy global one, as MXNet scripts expect)."""
-    if not isinstance(seed_state, (int, np.integer)):
-        raise ValueError(f"seed_state must be an int, got {type(seed_state).__name__}")
-    # MXNet takes any int, negative ones too: as 64-bit two's complement (seeds stay distinct)
-    _state["rng"] = np.random.default_rng(int(seed_state) % (1 << 64))
-
-
-def rng() -> np.random.Generator:
-    """The current generator."""
-    return _state["rng"]
+from ._rng import _state, rng, seed  # noqa: F401  (_state: saved and restored by sklearn)
 
 
 def uniform(low=0, high=1, shape=(1,), dtype=None, ctx=None, out=None, **kwargs):

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..base import DTypeError, ShapeError
+from ..graph import IndexedGraph
 from ..ops import rules
 from ..ops.node import Node
 from ..ops.registry import report_fallback
@@ -27,7 +28,6 @@ from ..passes.infer_storage import infer_storage
 from ..passes.infer_type import infer_type
 from ..passes.plan_memory import POOL_MIN_BYTES, MemoryPlan, plan_memory, schedule
 from ..storage import nbytes as _nbytes  # noqa: F401  (re-exported for reports)
-from ..symbol.graph import IndexedGraph
 
 __all__ = ["Step", "Plan", "get_plan", "build_plan", "clear_cache", "stats"]
 

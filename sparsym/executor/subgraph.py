@@ -11,11 +11,11 @@ import threading
 import numpy as np
 
 from .. import storage as st
+from ..graph import IndexedGraph
 from ..ndarray.ndarray import wrap
 from ..ops import control_flow as cf
 from ..ops import rules
 from ..passes.infer_attr import infer_attr
-from ..symbol.graph import IndexedGraph
 from ..symbol.symbol import Symbol
 from .executor import Executor
 from .plan import build_plan

@@ -6,7 +6,7 @@ import copy
 import numpy as np
 
 from .. import symbol as _symbol
-from ..ndarray.dtypes import flag_to_dtype
+from ..dtype_flags import flag_to_dtype
 from ..ndarray.ndarray import NDArray
 from ..symbol.symbol import Symbol
 from .block import HybridBlock, _flatten, _regroup

@@ -294,7 +294,7 @@ class BucketingModule(BaseModule):
     @staticmethod
     def load(prefix, epoch, sym_gen=None, default_bucket_key=None, **kwargs):
         """A BucketingModule from :meth:`save_checkpoint` files (bind it before use)."""
-        from ..model import load_params
+        from ..checkpoint import load_params
         from ..ndarray.utils import load
         from ..symbol import load as load_sym
         if sym_gen is None or default_bucket_key is None:

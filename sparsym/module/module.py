@@ -104,7 +104,7 @@ class Module(_StoredIO, BaseModule):
         the optimizer's update counts (Adam's bias correction, schedules) restart, as in
         MXNet, unless ``resume_update_counts`` (sparsym only) continues them.
         """
-        from ..model import load_checkpoint
+        from ..checkpoint import load_checkpoint
         sym, args, auxs = load_checkpoint(prefix, epoch)
         mod = Module(symbol=sym, **kwargs)
         mod._arg_params, mod._aux_params = args, auxs

@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 import threading
 
+from ..graph import Node
 from ..ops.params import Attrs
-from ..symbol.graph import Node
 
 __all__ = ["STATE", "TapeNode", "variable", "record", "mark"]
 

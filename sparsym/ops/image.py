@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import random as _random
+from .. import _rng
 from .. import storage as st
 from ..base import ShapeError
 from ..kernels import image as kimg
@@ -298,7 +298,7 @@ _flip_op("flip_top_bottom", -3, "top to bottom")
 
 def _random_flip(axis):
     def kernel(a, x):
-        return kimg.flip(x, axis) if _random.rng().random() < 0.5 else x.copy()
+        return kimg.flip(x, axis) if _rng.rng().random() < 0.5 else x.copy()
     return kernel
 
 
@@ -327,7 +327,7 @@ _COLOUR_SHAPE = _image_shape((3,), (1, 3), _ONE_MSG)
 
 
 def _draw(a):
-    return float(_random.rng().uniform(a.min_factor, a.max_factor))
+    return float(_rng.rng().uniform(a.min_factor, a.max_factor))
 
 
 for _name, _fn, _what in (
@@ -351,7 +351,7 @@ for _name, _fn, _what in (
 def _jitter(a, x):
     """MXNet's order: factors drawn (1 +/- for brightness, contrast, saturation; +/- for
     hue), then the non-zero adjustments applied in a random order, each storing its result."""
-    rng = _random.rng()
+    rng = _rng.rng()
     amounts = [a.brightness, a.contrast, a.saturation, a.hue]
     draws = [float(rng.uniform(-v, v)) if v > 0 else 0.0 for v in amounts]
     fns = [kimg.brightness, kimg.contrast, kimg.saturation, kimg.hue]
@@ -411,7 +411,7 @@ register(OpDef(
     "_image_random_lighting", infer_shape=_lighting_shape, random=True,
     params=Params(alpha_std=Field("float", 0.05)),
     dispatch=_dense(lambda a, x: kimg.lighting(
-        x, _random.rng().normal(0, a.alpha_std, size=3) if a.alpha_std else (0.0, 0.0, 0.0))),
+        x, _rng.rng().normal(0, a.alpha_std, size=3) if a.alpha_std else (0.0, 0.0, 0.0))),
     doc="""Add AlexNet's PCA lighting noise, alphas drawn from N(0, alpha_std), to an RGB
     image (H, W, 3).
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import random as _random
+from .. import _rng
 from ..base import MXNetError, ParamError, ShapeError, dtype_of
 from ..kernels import pdf as kpdf
 from ..kernels import sampling as ksamp
@@ -87,7 +87,7 @@ def _scalar_kernel(dist):
     names = [n for n, _, _ in _DIST[dist][0]]
 
     def k(a, xs):
-        out = _DRAW[dist](_random.rng(), *[a[n] for n in names], size=_out_shape(a))
+        out = _DRAW[dist](_rng.rng(), *[a[n] for n in names], size=_out_shape(a))
         return (np.asarray(out).astype(_fdt(a)),)
     return k
 
@@ -99,7 +99,7 @@ def _array_kernel(dist):
         size = xs[0].shape + extra
         params = [np.asarray(x, np.float64)[b] for x in xs]
         try:
-            out = _DRAW[dist](_random.rng(), *params, size=size)
+            out = _DRAW[dist](_rng.rng(), *params, size=size)
         except ValueError as err:   # NumPy's parameter checks ("scale < 0", "lam < 0"...)
             raise ParamError(f"operator _sample_{dist}: invalid parameter array: {err}, got "
                              f"{[p.ravel()[:8].tolist() for p in params]}") from err
@@ -149,7 +149,7 @@ _RANDINT = Checked(_randint_check, low=Field("int"), high=Field("int"),
 
 def _randint(a, xs):
     dt = dtype_of(a.dtype) if a.dtype else np.dtype(np.int32)
-    return (_random.rng().integers(a.low, a.high, size=_out_shape(a), dtype=np.int64)
+    return (_rng.rng().integers(a.low, a.high, size=_out_shape(a), dtype=np.int64)
             .astype(dt),)
 
 
@@ -205,7 +205,7 @@ def _multinomial(a, xs):
                          f"shape {tuple(p.shape)})")
     extra = tuple(a.shape or ())
     n = int(np.prod(extra, dtype=np.int64)) if extra else 1
-    u = _random.rng().random((p.size // max(k, 1), n))
+    u = _rng.rng().random((p.size // max(k, 1), n))
     idx = ksamp.draw_rows(p.reshape(-1, k), u)
     out_shape = (p.shape[:-1] + extra) or (1,)
     res = (idx.reshape(out_shape).astype(dtype_of(a.dtype)),)
@@ -262,7 +262,7 @@ register(OpDef(
 # ----------------------------------------------------------------------------- shuffle
 register(OpDef(
     "_shuffle", dispatch=(Dispatch((D,), (D,), lambda a, xs: (
-        xs[0][_random.rng().permutation(xs[0].shape[0])] if xs[0].ndim else xs[0].copy(),)),),
+        xs[0][_rng.rng().permutation(xs[0].shape[0])] if xs[0].ndim else xs[0].copy(),)),),
     aliases=("shuffle",),
     doc="A random permutation of the input along its first axis (new array)."))
 
@@ -287,7 +287,7 @@ def _unique_zipfian(a, xs):
     if num > a.range_max:
         raise MXNetError(f"_sample_unique_zipfian: cannot draw {num} unique classes from "
                          f"range_max={a.range_max}")
-    rng = _random.rng()
+    rng = _rng.rng()
     log_range = np.log(a.range_max + 1.0)
     out = np.empty((batch, num), np.int64)
     tries = np.empty(batch, np.int64)

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from .. import random as _random
+from .. import _rng
 from ..base import ParamError, dtype_of
 from . import rules
 from .nn._common import Checked, D, require
@@ -63,11 +63,11 @@ _NORMAL = Checked(_normal_check, loc=Field("float", 0.0), scale=Field("float", 1
 
 
 def _uniform(a, xs):
-    return (_random.rng().uniform(a.low, a.high, size=_out_shape(a)).astype(_dt(a)),)
+    return (_rng.rng().uniform(a.low, a.high, size=_out_shape(a)).astype(_dt(a)),)
 
 
 def _normal(a, xs):
-    return (_random.rng().normal(a.loc, a.scale, size=_out_shape(a)).astype(_dt(a)),)
+    return (_rng.rng().normal(a.loc, a.scale, size=_out_shape(a)).astype(_dt(a)),)
 
 
 _DOC = """Draw samples from {what}.
@@ -151,7 +151,7 @@ def _sample(kind):
         extra = tuple(a.shape or ())
         b = (Ellipsis,) + (None,) * len(extra)
         size = p0.shape + extra
-        draw = _random.rng().uniform if kind == "uniform" else _random.rng().normal
+        draw = _rng.rng().uniform if kind == "uniform" else _rng.rng().normal
         try:
             out = draw(p0[b], p1[b], size=size)
         except ValueError as err:   # NumPy's parameter checks ("scale < 0"...)

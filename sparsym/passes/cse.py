@@ -2,9 +2,9 @@
 the same op with the same parameters to the same inputs are computed once."""
 from __future__ import annotations
 
+from ..graph import topo_order
 from ..ops.node import Node
 from ..ops.registry import get_op
-from ..symbol.graph import topo_order
 
 
 def _mergeable(op):

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from ..base import MXNetError
+from ..graph import IndexedGraph
 from ..ops.node import make_node
-from ..symbol.graph import IndexedGraph
 
 
 def _sum(entries, name):

@@ -13,7 +13,7 @@ def var_dtype(node):
     if d is None:
         return None
     if isinstance(d, str) and d.lstrip("-").isdigit():  # MXNet stores type flags as ints
-        from ..ndarray.dtypes import flag_to_dtype
+        from ..dtype_flags import flag_to_dtype
         return flag_to_dtype(int(d))
     return dtype_of(d)
 

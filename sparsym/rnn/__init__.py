@@ -8,7 +8,7 @@ from .rnn import (do_rnn_checkpoint, load_rnn_checkpoint, rnn_unroll,  # noqa: F
 from .. import initializer as init  # noqa: F401,E402
 from .. import ndarray, symbol  # noqa: F401,E402
 from ..io import DataBatch, DataDesc, DataIter  # noqa: F401,E402
-from ..model import load_checkpoint, save_checkpoint  # noqa: F401,E402
+from ..checkpoint import load_checkpoint, save_checkpoint  # noqa: F401,E402
 from .rnn_cell import (  # noqa: F401
     BaseRNNCell,
     BidirectionalCell,

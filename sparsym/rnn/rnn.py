@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import warnings
 
-from .. import model, symbol
+from .. import checkpoint, symbol
 from .rnn_cell import BaseRNNCell
 
 __all__ = ["save_rnn_checkpoint", "load_rnn_checkpoint", "do_rnn_checkpoint", "rnn_unroll"]
@@ -26,7 +26,7 @@ def save_rnn_checkpoint(cells, prefix, epoch, symbol, arg_params, aux_params):
     """
     for cell in _cells(cells):
         arg_params = cell.unpack_weights(arg_params)
-    model.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
+    checkpoint.save_checkpoint(prefix, epoch, symbol, arg_params, aux_params)
 
 
 def load_rnn_checkpoint(cells, prefix, epoch):
@@ -36,7 +36,7 @@ def load_rnn_checkpoint(cells, prefix, epoch):
     -------
     (symbol, arg_params, aux_params)
     """
-    sym, arg, aux = model.load_checkpoint(prefix, epoch)
+    sym, arg, aux = checkpoint.load_checkpoint(prefix, epoch)
     for cell in _cells(cells):
         arg = cell.pack_weights(arg)
     return sym, arg, aux

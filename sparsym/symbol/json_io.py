@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from ..base import FormatError, MXNetError
-from .graph import IndexedGraph, Node, storage_key
+from ..graph import IndexedGraph, Node, storage_key
 
 __all__ = ["to_json", "to_json_dict", "load_json"]
 

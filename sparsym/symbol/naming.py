@@ -5,7 +5,7 @@ import threading
 import warnings
 from collections import defaultdict
 
-from .graph import HIDDEN_KEYS, storage_key
+from ..graph import HIDDEN_KEYS, storage_key
 
 __all__ = ["NameManager", "Prefix", "AttrScope", "current", "current_attr_scope",
            "expand_attr", "list_form"]

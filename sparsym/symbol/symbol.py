@@ -6,10 +6,10 @@ import warnings
 import numpy as np
 
 from ..base import MXNetError, ShapeError, open_for_load
+from ..graph import IndexedGraph, Node, bump_epoch, current_epoch, storage_key, topo_order
 from ..storage import STYPE_ID, check_stype
 from ..util import is_np_shape
 from .arith import NotImplementedForSymbol, SymbolOps
-from .graph import IndexedGraph, Node, bump_epoch, current_epoch, storage_key, topo_order
 from .naming import current_attr_scope, expand_attr, list_form
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json",
@@ -654,7 +654,7 @@ def Variable(name, attr=None, shape=None, lr_mult=None, wd_mult=None, dtype=None
         a["__wd_mult__"] = str(wd_mult)
     if dtype is not None:
         from ..base import dtype_of
-        from ..ndarray.dtypes import dtype_to_flag
+        from ..dtype_flags import dtype_to_flag
         a["__dtype__"] = str(dtype_to_flag(dtype_of(dtype)))
     if init is not None:
         a["__init__"] = init if isinstance(init, str) else init.dumps()

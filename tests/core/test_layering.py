@@ -1,84 +1,71 @@
 """The package's layering, read from the source: every import (module level or inside a
-function) of each module under sparsym/ is resolved and checked against its layer's allowed
-dependencies. ops/ builds graph nodes through ops.node and never reaches up into passes,
-executor, symbol, module, rnn or contrib."""
-import ast
+function) of every module under sparsym/ is checked against the one layer table,
+``sparsym/_layers.py``: no import of a higher layer and no import cycle between modules,
+except the commented entries of its allow-lists, which must all still be needed."""
 from pathlib import Path
 
+import pytest
+
 import sparsym
+from sparsym import _layers
 
 ROOT = Path(sparsym.__file__).resolve().parent
-
-# layer (first component under sparsym) -> the layers it may import besides itself
-ALLOWED = {
-    "base": set(),
-    "_threading_env": set(),
-    "_compile_notice": set(),
-    "kernels": {"base", "storage", "_threading_env", "_compile_notice"},
-    "ops": {"base", "storage", "kernels", "random", "_threading_env", "_compile_notice"},
-}
-
-def _module_name(path, root=ROOT):
-    parts = path.relative_to(root.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts), parts[-1] == "__init__"
+DOCS = ROOT.parent / "docs" / "architecture.md"
 
 
-def imports_of(path, root=ROOT):
-    """Absolute names of every sparsym module ``path`` imports, with their line numbers."""
-    mod, is_pkg = _module_name(path, root)
-    package = mod if is_pkg else mod.rsplit(".", 1)[0]
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found += [(a.name, node.lineno) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[:len(package.split(".")) - node.level + 1]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
-            if node.module:
-                found.append((target, node.lineno))
-            else:  # ``from .. import storage``: the names are modules
-                found += [(f"{target}.{a.name}", node.lineno) for a in node.names]
-    return [(t, line) for t, line in found if t == "sparsym" or t.startswith("sparsym.")]
+def test_no_upward_import_and_no_cycle_outside_the_allow_lists():
+    found = _layers.problems(ROOT)
+    assert not found, "layering problems:\n" + "\n".join(f"  {p}" for p in found)
 
 
-def _layer(name):
-    parts = name.split(".")
-    return parts[1] if len(parts) > 1 else ""
+def test_every_module_sits_in_a_layer():
+    for mod in _layers.import_graph(ROOT):
+        _layers.layer_of(mod)
 
 
-def upward_imports(root=ROOT):
-    """(module, line, imported module) for every import that breaks ``ALLOWED``."""
-    bad = []
-    for path in sorted(root.rglob("*.py")):
-        mod, _ = _module_name(path, root)
-        layer = _layer(mod)
-        if layer not in ALLOWED:
-            continue
-        for target, line in imports_of(path, root):
-            dep = _layer(target)
-            if dep != layer and dep not in ALLOWED[layer]:
-                bad.append((mod, line, target))
-    return bad
+def test_allow_lists_give_a_reason_for_every_entry():
+    for importer, dep, why in _layers.ALLOWED_UPWARD:
+        assert _layers.layer_of(dep) > _layers.layer_of(importer) and why.strip()
+    for mods, why in _layers.ALLOWED_CYCLES:
+        assert list(mods) == sorted(mods) and why.strip()
 
 
-def test_lower_layers_never_import_upper_ones():
-    bad = upward_imports()
-    assert not bad, "upward imports:\n" + "\n".join(f"  {m}:{ln} imports {t}" for m, ln, t in bad)
+@pytest.mark.skipif(not DOCS.exists(), reason="docs are not shipped with the package")
+def test_architecture_doc_draws_the_table():
+    text = DOCS.read_text()
+    assert _layers.render_markdown() in text, (
+        "docs/architecture.md's layer table differs from sparsym/_layers.py: "
+        "run python tools/layers.py --docs")
+
+
+def _fake_package(tmp_path, files):
+    pkg = tmp_path / "sparsym"
+    for rel, text in files.items():
+        path = pkg / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return pkg
 
 
 def test_the_walk_sees_function_level_and_relative_imports(tmp_path):
-    pkg = tmp_path / "sparsym"
-    (pkg / "ops" / "nn").mkdir(parents=True)
-    for d in (pkg, pkg / "ops", pkg / "ops" / "nn"):
-        (d / "__init__.py").write_text("")
-    (pkg / "ops" / "nn" / "bad.py").write_text(
-        "from .. import rules\n"
-        "def f():\n"
-        "    from ...passes.gradient import gradient\n"
-        "    from ... import symbol\n")
-    got = upward_imports(pkg)
-    assert [(m, t) for m, _, t in got] == [("sparsym.ops.nn.bad", "sparsym.passes.gradient"),
-                                           ("sparsym.ops.nn.bad", "sparsym.symbol")]
+    pkg = _fake_package(tmp_path, {
+        "__init__.py": "", "ops/__init__.py": "", "ops/nn/__init__.py": "",
+        "ops/rules.py": "", "passes/__init__.py": "", "passes/gradient.py": "",
+        "symbol/__init__.py": "",
+        "ops/nn/bad.py": ("from .. import rules\n"
+                          "def f():\n"
+                          "    from ...passes.gradient import gradient\n"
+                          "    from ... import symbol\n")})
+    got = _layers.upward_edges(_layers.import_graph(pkg))
+    assert [(m, lazy, t) for m, _, lazy, t in got] == [
+        ("sparsym.ops.nn.bad", True, "sparsym.passes.gradient"),
+        ("sparsym.ops.nn.bad", True, "sparsym.symbol")]
+
+
+def test_a_cycle_between_two_modules_is_found(tmp_path):
+    pkg = _fake_package(tmp_path, {
+        "__init__.py": "", "kvstore/__init__.py": "",
+        "kvstore/base.py": "def create():\n    from .dist import Dist\n",
+        "kvstore/dist.py": "from .base import create\n"})
+    assert _layers.module_cycles(_layers.import_graph(pkg)) == [
+        ("sparsym.kvstore.base", "sparsym.kvstore.dist")]

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ... import random as _random
+from ... import _rng
 from ...base import dtype_of
 from ...kernels import elementwise as kelem
 from ...kernels import onednn as konednn
@@ -191,7 +191,7 @@ def _lrelu_fwd(a, xs):
             y = np.where(x > 0, x, _gamma_b(x, xs[1]) * x)
         else:  # rrelu: random slope per element in training, the mean slope otherwise
             if a.get("__is_train__"):
-                s = _random.rng().uniform(a.lower_bound, a.upper_bound, size=x.shape)
+                s = _rng.rng().uniform(a.lower_bound, a.upper_bound, size=x.shape)
             else:
                 s = (a.lower_bound + a.upper_bound) / 2
             y = np.where(x > 0, x, s * x)
@@ -475,7 +475,7 @@ def _do_fwd(a, xs):
     mshape = list(x.shape)
     for ax in a.axes:
         mshape[norm_axis(ax, x.ndim, "Dropout")] = 1
-    keep = _random.rng().random(tuple(mshape)) >= a.p
+    keep = _rng.rng().random(tuple(mshape)) >= a.p
     with np.errstate(divide="ignore", invalid="ignore"):  # MXNet: p=1 gives NaN (0/0)
         mask = (keep / (1.0 - a.p)).astype(x.dtype)
     return (x * mask).astype(x.dtype, copy=False), np.broadcast_to(mask, x.shape).copy()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import random as _random
+from ... import _rng
 from ...kernels import onednn as dnn
 from ...kernels._kept import KeptWith
 from ...kernels.onednn import rnn as drnn
@@ -114,7 +114,7 @@ _KEPT = KeptWith()
 
 def _rnn_fwd(a, xs):
     train = bool(a.get("__is_train__", False))
-    seed = int(_random.rng().integers(0, 2 ** 31 - 1)) if train and a.p > 0 else -1
+    seed = int(_rng.rng().integers(0, 2 ** 31 - 1)) if train and a.p > 0 else -1
     out, finals, cache = _forward(a, xs, seed, train)
     seed_arr = np.array([seed], np.float64)
     if cache is not None:

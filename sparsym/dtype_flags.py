@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import DTypeError
+from .base import DTypeError
 
 DTYPE_TO_FLAG = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.float16): 2,
                  np.dtype(np.uint8): 3, np.dtype(np.int32): 4, np.dtype(np.int8): 5,
