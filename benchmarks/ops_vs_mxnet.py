@@ -311,7 +311,7 @@ def mxnet_operators():
 
 def select_ops(patterns=None, quick=False):
     """[(name to call, OpDef)]: forward ops that MXNet 1.9.1 also has, one per record."""
-    from sparsym.ops.registry import all_ops
+    from sparsym.ops.core.registry import all_ops
     theirs = mxnet_operators()
     ops, seen = [], set()
     for _, op in sorted(all_ops().items()):

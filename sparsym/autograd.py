@@ -24,8 +24,8 @@ from .context import current_context
 from .graph import IndexedGraph, Node
 from .ndarray.ndarray import NDArray, array, wrap
 from .ndarray.tape import STATE, TapeNode, mark
-from .ops.autograd_function import CUSTOM_FUNCTION
-from .ops.registry import get_op
+from .ops.control.autograd_function import CUSTOM_FUNCTION
+from .ops.core.registry import get_op
 from .symbol.symbol import Symbol
 
 __all__ = ["set_recording", "set_training", "is_recording", "is_training", "record", "pause",

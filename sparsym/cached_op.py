@@ -19,8 +19,8 @@ from .ndarray.ndarray import NDArray, wrap
 from .ndarray.op import invoke_op
 from .ndarray.tape import STATE
 from .ndarray.tape import record as tape_record
-from .ops.autograd_function import CUSTOM_FUNCTION
-from .ops.registry import get_op
+from .ops.control.autograd_function import CUSTOM_FUNCTION
+from .ops.core.registry import get_op
 
 __all__ = ["CachedGraph", "CachedOp"]
 

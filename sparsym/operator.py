@@ -35,8 +35,8 @@ from .base import MXNetError, NDArrayHandle
 from .context import current_context as _current_context
 from .ndarray.ndarray import NDArray
 from .ndarray.ndarray import wrap as _wrap
-from .ops import custom as _custom
-from .ops.registry import all_ops
+from .ops.control import custom as _custom
+from .ops.core.registry import all_ops
 
 _custom.HOOKS.wrap = _wrap
 _custom.HOOKS.current_context = _current_context
@@ -234,8 +234,8 @@ def get_operator_arguments(op_name):
     """The arguments of operator ``op_name`` as MXNet lists them: its inputs
     ('NDArray-or-Symbol', or 'NDArray-or-Symbol[]' for a variadic op), then its parameters
     with their type texts. Returns OperatorArguments(narg, names, types)."""
-    from .ops.registry import get_op
-    from .ops.signature import declared_inputs
+    from .ops.core.registry import get_op
+    from .ops.core.signature import declared_inputs
     op = get_op(op_name)
     if op.key_var_num_args:
         names, types = ["args"], ["NDArray-or-Symbol[]"]

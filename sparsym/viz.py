@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import MXNetError
-from .ops import rules
+from .ops.core import rules
 from .storage import check_stype
 
 __all__ = ["plot_network", "print_summary", "STYPE_COLORS", "FALLBACK_COLOR"]

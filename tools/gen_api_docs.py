@@ -119,7 +119,7 @@ def signature(obj) -> str:
 
 # ---------------------------------------------------------------------- module pages
 def _is_op_frontend(name) -> bool:
-    from sparsym.ops.registry import has_op
+    from sparsym.ops.core.registry import has_op
     return has_op(name)
 
 
@@ -197,7 +197,7 @@ def _fmt_row(row):
 
 
 def render_operators() -> str:
-    from sparsym.ops.registry import all_ops
+    from sparsym.ops.core.registry import all_ops
     ops = {}
     for op in all_ops().values():
         ops[op.name] = op

@@ -13,7 +13,7 @@ from ..context import current_context, require_usable
 from ..kernels.onednn.core import Tensor as _Blocked
 from ..kernels.onednn.core import to_plain
 from ..ndarray.ndarray import NDArray, wrap
-from ..ops import rules
+from ..ops.core import rules
 from .plan import get_plan
 
 __all__ = ["Executor", "simple_bind", "bind"]

@@ -18,9 +18,9 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError
 from ..graph import IndexedGraph
-from ..ops import rules
-from ..ops.node import Node
-from ..ops.registry import report_fallback
+from ..ops.core import rules
+from ..ops.core.node import Node
+from ..ops.core.registry import report_fallback
 from ..passes import fuse
 from ..passes.gradient import gradient
 from ..passes.infer_shape import infer_shape

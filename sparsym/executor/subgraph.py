@@ -13,8 +13,8 @@ import numpy as np
 from .. import storage as st
 from ..graph import IndexedGraph
 from ..ndarray.ndarray import wrap
-from ..ops import control_flow as cf
-from ..ops import rules
+from ..ops.control import control_flow as cf
+from ..ops.core import rules
 from ..passes.infer_attr import infer_attr
 from ..symbol.symbol import Symbol
 from .executor import Executor

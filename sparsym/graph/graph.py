@@ -1,7 +1,7 @@
 """Graph nodes and the indexed (topologically ordered) view the passes work on."""
 from __future__ import annotations
 
-from ..ops.node import Node  # noqa: F401  (the graph's node type; defined with the ops)
+from ..ops.core.node import Node  # noqa: F401  (the graph's node type; defined with the ops)
 
 # MXNet's hidden attribute keys: stored as ``__key__``, listed under both spellings
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage",

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..base import FormatError, MXNetError, ParamError
 from ..ndarray.ndarray import wrap
-from ..ops.params import Field, Params
+from ..ops.core.params import Field, Params
 from .io import DataDesc, MXDataIter
 
 __all__ = ["MNISTIter"]

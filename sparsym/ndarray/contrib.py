@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..ops.registry import all_ops as _all_ops
+from ..ops.core.registry import all_ops as _all_ops
 from .op import make_function as _make_function
 
 _PREFIX = "_contrib_"

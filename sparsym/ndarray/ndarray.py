@@ -11,7 +11,7 @@ from .. import profiler as _profiler
 from .. import storage as st
 from ..base import MXNetError, ParamError, ShapeError, StorageError, dtype_of, np_shape_active
 from ..context import Context, current_context, require_usable
-from ..ops.shape_codes import reshape_target
+from ..ops.core.shape_codes import reshape_target
 from ..profiler import RUN as _PROF
 from .protocols import ArrayProtocols
 from .tape import STATE

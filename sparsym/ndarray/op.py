@@ -10,9 +10,9 @@ from .. import ndarray as _nd_pkg  # the package (mid-import now): nd.* for flue
 from .. import profiler as _profiler
 from .. import storage as st
 from ..base import DTypeError, MXNetError, ParamError, ShapeError
-from ..ops import rules
-from ..ops.registry import all_ops, get_op, report_fallback, resolve_dispatch
-from ..ops.signature import front_end_doc, front_end_signature
+from ..ops.core import rules
+from ..ops.core.registry import all_ops, get_op, report_fallback, resolve_dispatch
+from ..ops.core.signature import front_end_doc, front_end_signature
 from ..profiler import RUN as _PROF
 from .ndarray import NDArray, wrap
 from .tape import STATE, record

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.random_dist import DISTRIBUTIONS, arrays_or_numbers
+from ..ops.random.distributions import DISTRIBUTIONS, arrays_or_numbers
 from .ndarray import NDArray
 from .op import invoke
 

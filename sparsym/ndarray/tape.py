@@ -12,7 +12,7 @@ import itertools
 import threading
 
 from ..graph import Node
-from ..ops.params import Attrs
+from ..ops.core.params import Attrs
 
 __all__ = ["STATE", "TapeNode", "variable", "record", "mark"]
 

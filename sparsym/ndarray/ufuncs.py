@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from ..ops.layout_ops import split_v2_params
+from ..ops.shape.layout import split_v2_params
 from .ndarray import NDArray
 from .op import invoke
 

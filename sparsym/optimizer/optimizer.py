@@ -13,7 +13,7 @@ from .. import storage as st
 from ..base import MXNetError, ParamError
 from ..kernels import optim as kopt
 from ..ndarray.ndarray import NDArray, wrap
-from ..ops.registry import report_fallback
+from ..ops.core.registry import report_fallback
 
 logger = logging.getLogger("sparsym")
 

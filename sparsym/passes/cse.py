@@ -3,8 +3,8 @@ the same op with the same parameters to the same inputs are computed once."""
 from __future__ import annotations
 
 from ..graph import topo_order
-from ..ops.node import Node
-from ..ops.registry import get_op
+from ..ops.core.node import Node
+from ..ops.core.registry import get_op
 
 
 def _mergeable(op):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ..ops.node import Node
+from ..ops.core.node import Node
 from ..symbol.graph import topo_order
 
 __all__ = ["fuse_post_ops", "enabled"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..base import MXNetError
 from ..graph import IndexedGraph
-from ..ops.node import make_node
+from ..ops.core.node import make_node
 
 
 def _sum(entries, name):

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..base import DTypeError, ShapeError
-from ..ops import rules
+from ..ops.core import rules
 
 
 def raise_conflict(graph, k, c: rules.Conflict, kind=None):

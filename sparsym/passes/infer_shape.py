@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..base import ShapeError, parse_attr
-from ..ops import rules
+from ..ops.core import rules
 from ..util import is_np_shape
 from .infer_attr import infer_attr
 

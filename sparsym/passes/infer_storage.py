@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 
 from ..base import StorageError, getenv
-from ..ops.registry import report_fallback, resolve_dispatch
+from ..ops.core.registry import report_fallback, resolve_dispatch
 from ..storage import ID_STYPE, STYPES
 
 logger = logging.getLogger("sparsym")

@@ -62,7 +62,7 @@ _NDARRAY_ONLY = ("as_in_context", "asnumpy", "asscalar", "backward", "copy", "de
 
 
 def _call(op_candidates, args, kwargs, hint):
-    from ..ops.registry import has_op
+    from ..ops.core.registry import has_op
     from . import op as sop
     names = (op_candidates,) if isinstance(op_candidates, str) else op_candidates
     kwargs = dict(kwargs)

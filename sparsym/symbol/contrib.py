@@ -3,7 +3,7 @@
 Generated from the op registry like ``mx.sym``; node names default to the public name
 (``sparseblockconvolution0``), as MXNet's contrib symbols.
 """
-from ..ops.registry import all_ops as _all_ops
+from ..ops.core.registry import all_ops as _all_ops
 from .op import make_function as _make_function
 
 _PREFIX = "_contrib_"

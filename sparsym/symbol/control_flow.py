@@ -11,9 +11,9 @@ gradient runs the body's gradient step by step.
 from __future__ import annotations
 
 from ..base import MXNetError, flatten_nested, regroup_nested
-from ..ops.control_flow import Subgraph
-from ..ops.node import Node
-from ..ops.registry import get_op
+from ..ops.control.control_flow import Subgraph
+from ..ops.core.node import Node
+from ..ops.core.registry import get_op
 from .naming import AttrScope, current, current_attr_scope
 from .symbol import Symbol, Variable
 

@@ -1,5 +1,5 @@
 """``mx.sym.image``: symbolic front ends of the ``_image_*`` operators (prefix dropped)."""
-from ..ops.registry import all_ops as _all_ops
+from ..ops.core.registry import all_ops as _all_ops
 from .op import make_function as _make_function
 
 _PREFIX = "_image_"

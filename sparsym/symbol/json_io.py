@@ -115,7 +115,7 @@ def load_json(json_str):
 
 def _load_graph(d, upgrade, where):
     """(head entries, variables in ``arg_nodes`` order) of a (sub)graph document."""
-    from ..ops.registry import get_op, has_op
+    from ..ops.core.registry import get_op, has_op
     try:
         raw_nodes, heads = d["nodes"], d["heads"]
     except (KeyError, TypeError) as err:

@@ -1,6 +1,6 @@
 """``mx.sym.linalg``: symbolic front ends of the ``_linalg_*`` operators (prefix dropped),
 generated from the op registry; node names default to the public name (``gemm20``)."""
-from ..ops.registry import all_ops as _all_ops
+from ..ops.core.registry import all_ops as _all_ops
 from .op import make_function as _make_function
 
 _PREFIX = "_linalg_"

@@ -5,8 +5,8 @@ import numpy as np
 
 from ..base import MXNetError, ParamError
 from ..graph import HIDDEN_KEYS, Node
-from ..ops.registry import all_ops, get_op
-from ..ops.signature import front_end_doc, front_end_signature
+from ..ops.core.registry import all_ops, get_op
+from ..ops.core.signature import front_end_doc, front_end_signature
 from .naming import current, current_attr_scope
 from .symbol import Symbol
 

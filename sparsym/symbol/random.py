@@ -1,7 +1,7 @@
 """``mx.sym.random``: sampler symbols (scalar or Symbol parameters)."""
 from __future__ import annotations
 
-from ..ops.random_dist import DISTRIBUTIONS, arrays_or_numbers
+from ..ops.random.distributions import DISTRIBUTIONS, arrays_or_numbers
 from .op import call
 from .symbol import Symbol
 

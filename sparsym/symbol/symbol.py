@@ -366,7 +366,7 @@ class Symbol(SymbolOps):
             print(f"infer_shape error. Arguments:{listing}")  # MXNet prints it on stdout too
             raise _rewrap(err, f"infer_shape error. Arguments:{listing}\n{err}") from None
 
-        from ..ops.rules import known as _known_shape
+        from ..ops.core.rules import known as _known_shape
 
         def conv(s):
             if s is None:  # an unknown shape: None under NumPy shapes, else ()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 
-from ..ops.layout_ops import split_v2_params
+from ..ops.shape.layout import split_v2_params
 from .op import call
 from .symbol import Symbol
 

@@ -8,7 +8,7 @@ from sbnet_helpers import executor, numeric_grads, oracle_gather, oracle_scatter
 import sparsym as mx
 from sparsym.base import DTypeError, ShapeError
 from sparsym.contrib import sbnet
-from sparsym.ops.sbnet import blocks as sbnet_blocks
+from sparsym.ops.contrib.sbnet import blocks as sbnet_blocks
 
 RNG = np.random.default_rng(7)
 nd, sym = mx.nd.contrib, mx.sym.contrib

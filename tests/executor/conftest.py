@@ -4,9 +4,9 @@ use them run (registry-driven sweeps elsewhere must not see them)."""
 import numpy as np
 import pytest
 
-from sparsym.ops import registry, rules
-from sparsym.ops.grad import bw
-from sparsym.ops.registry import Dispatch, OpDef, has_op, register, ufunc_kernel
+from sparsym.ops.core import registry, rules
+from sparsym.ops.core.grad import bw
+from sparsym.ops.core.registry import Dispatch, OpDef, has_op, register, ufunc_kernel
 
 D = "default"
 

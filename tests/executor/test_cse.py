@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import sparsym as mx
-from sparsym.ops.registry import all_ops
+from sparsym.ops.core.registry import all_ops
 from sparsym.test_utils import environment
 
 

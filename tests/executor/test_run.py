@@ -5,7 +5,7 @@ import pytest
 
 import sparsym as mx
 from sparsym.base import MXNetError, ShapeError
-from sparsym.ops.registry import Dispatch, OpDef, has_op, register
+from sparsym.ops.core.registry import Dispatch, OpDef, has_op, register
 
 
 @pytest.fixture(autouse=True)
@@ -279,7 +279,7 @@ def _register_failing_op():
 
 
 def test_kernel_errors_keep_type_and_name_the_node():
-    from sparsym.ops import registry
+    from sparsym.ops.core import registry
     from sparsym.symbol.op import call
     _register_failing_op()
     try:

@@ -10,8 +10,8 @@ pytestmark = pytest.mark.skipif(not dnn.available(), reason="oneDNN is not insta
 
 def _numba(x, g, b, eps, mean=None, var=None, dy=None):
     """The reference: the BatchNorm operator's Numba rows."""
-    from sparsym.ops import registry
-    from sparsym.ops.nn import norm
+    from sparsym.ops.core import registry
+    from sparsym.ops.nn import batch_norm as norm
     a = registry.get_op("BatchNorm").params.parse("BatchNorm", {"fix_gamma": "False",
                                                                "eps": str(eps)})
     a = dict(a, __is_train__=mean is None)

@@ -97,7 +97,7 @@ def test_positional_fast_path_matches_the_parsed_call():
 def test_attrs_are_immutable_with_a_stable_hash():
     import pickle
 
-    from sparsym.ops.params import Attrs
+    from sparsym.ops.core.params import Attrs
     a = Attrs(axis=(1, 2), keepdims=False)
     assert hash(a) == hash(Attrs(keepdims=False, axis=(1, 2)))
     for mutate in (lambda: a.__setitem__("axis", 0), lambda: a.update(axis=0),

@@ -5,7 +5,7 @@ import pytest
 from scipy.special import erfinv
 
 import sparsym as mx
-from sparsym.ops.registry import get_op
+from sparsym.ops.core.registry import get_op
 from sparsym.test_utils import check_numeric_gradient, check_symbolic_forward
 
 X = np.array([[-1.5, 0, 2.0], [0.3, 0, -0.2]], dtype=np.float32)

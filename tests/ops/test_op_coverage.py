@@ -11,7 +11,7 @@ import json
 import re
 from pathlib import Path
 
-from sparsym.ops.registry import all_ops
+from sparsym.ops.core.registry import all_ops
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mxnet" / "op_signatures.json"
 

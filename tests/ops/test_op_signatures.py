@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import sparsym  # noqa: F401  (registers the operators)
-from sparsym.ops.registry import all_ops
-from sparsym.ops.signature import declared_inputs
+from sparsym.ops.core.registry import all_ops
+from sparsym.ops.core.signature import declared_inputs
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mxnet" / "op_signatures.json"
 MX = json.loads(FIXTURE.read_text())

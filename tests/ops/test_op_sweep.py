@@ -26,8 +26,8 @@ from sweep_cases import OVERRIDES, cases_for, skip_reason
 
 import sparsym as mx
 from sparsym import storage as st
-from sparsym.ops import rules
-from sparsym.ops.registry import all_ops
+from sparsym.ops.core import rules
+from sparsym.ops.core.registry import all_ops
 
 D, R, C = "default", "row_sparse", "csr"
 VARIANTS = ("random", "empty", "full")
@@ -447,7 +447,7 @@ def _scratch_op(monkeypatch, name, **rows):
     """A copy of ``name``'s record with some rows replaced, in a scratch registry."""
     import dataclasses
 
-    from sparsym.ops import registry
+    from sparsym.ops.core import registry
     op = mx.ops.get_op(name)
     dispatch = list(op.dispatch)
     for i, kernel in rows.items():

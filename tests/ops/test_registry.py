@@ -4,8 +4,8 @@ import pytest
 
 import sparsym as mx
 from sparsym.base import DTypeError, ShapeError
-from sparsym.ops import rules
-from sparsym.ops.registry import Dispatch, OpDef, resolve_dispatch
+from sparsym.ops.core import rules
+from sparsym.ops.core.registry import Dispatch, OpDef, resolve_dispatch
 
 D, R = "default", "row_sparse"
 

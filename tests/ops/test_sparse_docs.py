@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from sparsym.ops.table import render
+from sparsym.ops.core.table import render
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -11,4 +11,4 @@ def test_docs_sparse_md_is_up_to_date():
     cases = json.loads((ROOT / "tests" / "ops" / "mxnet_stypes.json").read_text())["cases"]
     want = render(cases)
     got = (ROOT / "docs" / "sparse.md").read_text()
-    assert got == want, "docs/sparse.md is stale: run `python -m sparsym.ops.table`"
+    assert got == want, "docs/sparse.md is stale: run `python -m sparsym.ops.core.table`"

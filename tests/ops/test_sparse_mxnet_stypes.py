@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import sparsym as mx
-from sparsym.ops.registry import get_op, has_op, resolve_dispatch
+from sparsym.ops.core.registry import get_op, has_op, resolve_dispatch
 
 HERE = Path(__file__).resolve().parent
 TABLE = json.loads((HERE / "mxnet_stypes.json").read_text())["cases"]

@@ -9,12 +9,12 @@ from ... import _rng
 from ...base import dtype_of
 from ...kernels import elementwise as kelem
 from ...kernels import onednn as konednn
-from .. import rules
-from ..grad import bw, kept, multi_bw
-from ..params import Field, Params
-from ..registry import Dispatch, OpDef, register
+from ..core import rules
+from ..core.grad import bw, kept, multi_bw
+from ..core.helpers import DNS, Checked, norm_axis, require
+from ..core.params import Field, Params
+from ..core.registry import Dispatch, OpDef, register
 from . import _onednn_layers as _dnn
-from ._common import Checked, D, norm_axis, require
 
 # ----------------------------------------------------------------------------- Activation
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -83,7 +83,7 @@ POST_OPS = {"relu": _ACT["relu"][0], "sigmoid": _cast(_ACT["sigmoid"][0]),
 
 
 register(OpDef(
-    "Activation", params=_ACT_P, dispatch=(Dispatch((D,), (D,), _act_fwd, blocked=True),),
+    "Activation", params=_ACT_P, dispatch=(Dispatch((DNS,), (DNS,), _act_fwd, blocked=True),),
     post_op=lambda a: (a.act_type,) if a.act_type in POST_OPS else None,
     monitor_input_names=("input0",),
     infer_type=rules.floating_input(rules.same_type),
@@ -103,7 +103,7 @@ register(OpDef(
     [0.0, 2.0]
     """))
 register(OpDef("_backward_Activation", params=_ACT_P, inputs=("ograd", "data"),
-               dispatch=(Dispatch((D, D), (D,), _act_bwd, blocked=True),)))
+               dispatch=(Dispatch((DNS, DNS), (DNS,), _act_bwd, blocked=True),)))
 
 
 # ----------------------------------------------------------------------------- LeakyReLU
@@ -237,7 +237,7 @@ _lrelu_bwd_shape = rules.grads_like_inputs(1, sources=(0, 2))
 
 register(OpDef(
     "LeakyReLU", params=_LRELU, inputs=_lrelu_inputs, dispatch=(
-        Dispatch((D,), (D,), _lrelu_fwd), Dispatch((D, D), (D,), _lrelu_fwd)),
+        Dispatch((DNS,), (DNS,), _lrelu_fwd), Dispatch((DNS, DNS), (DNS,), _lrelu_fwd)),
     infer_shape=lrelu_shape, infer_type=rules.same_type, gradient=_lrelu_grad,
     needs_is_train=True, input_init=(("gamma", '["Constant", {"value": 0.25}]'),),
     doc="""Leaky rectified linear units and relatives.
@@ -258,7 +258,8 @@ register(OpDef(
     "_backward_LeakyReLU", params=_LRELU,
     inputs=lambda a: ("ograd", "data", "out") + (("gamma",) if a.act_type == "prelu" else ()),
     num_outputs=lambda a: 2 if a.act_type == "prelu" else 1,
-    dispatch=(Dispatch((D, D, D), (D,), _lrelu_bwd), Dispatch((D, D, D, D), (D,), _lrelu_bwd)),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _lrelu_bwd),
+              Dispatch((DNS, DNS, DNS, DNS), (DNS,), _lrelu_bwd)),
     infer_shape=_lrelu_bwd_shape, infer_type=rules.same_type))
 
 
@@ -427,7 +428,7 @@ _SM_DOCS = {
 for _k, _f in _SM_DOCS.items():
     register(OpDef(
         _k, params=_SM, inputs=_sm_inputs,
-        dispatch=(Dispatch((D,), (D,), _sm_fwd(_k)), Dispatch((D, D), (D,), _sm_fwd(_k))),
+        dispatch=(Dispatch((DNS,), (DNS,), _sm_fwd(_k)), Dispatch((DNS, DNS), (DNS,), _sm_fwd(_k))),
         infer_shape=sm_shape, infer_type=rules.floating_input(sm_type), gradient=_sm_grad(_k),
         doc=f"""Compute ``{_f}`` along ``axis``.
 
@@ -450,8 +451,8 @@ for _k, _f in _SM_DOCS.items():
         "_backward_" + _k, params=_SM,
         inputs=lambda a: ("ograd", "out") + (("length",) if a.use_length else ()) + ("data",),
         num_outputs=lambda a: 2 if a.use_length else 1,
-        dispatch=(Dispatch((D, D, D), (D,), _sm_bwd(_k)),
-                  Dispatch((D, D, D, D), (D,), _sm_bwd(_k))),
+        dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _sm_bwd(_k)),
+                  Dispatch((DNS, DNS, DNS, DNS), (DNS,), _sm_bwd(_k))),
         infer_shape=_sm_bwd_shape, infer_type=_sm_bwd_type))
 
 
@@ -492,7 +493,7 @@ def _do_shape(attrs, ins, outs):
 
 register(OpDef(
     "Dropout", params=_DO, num_outputs=2, num_visible_outputs=1,
-    output_names=("output", "mask"), dispatch=(Dispatch((D,), (D,), _do_fwd),),
+    output_names=("output", "mask"), dispatch=(Dispatch((DNS,), (DNS,), _do_fwd),),
     infer_shape=_do_shape, infer_type=rules.same_type, needs_is_train=True,
     gradient=lambda node, og: [bw("elemwise_mul", [og[0], (node, 1)], node, "backward")],
     doc="""Zero elements with probability ``p`` and scale the rest by 1/(1-p) during training.

@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...base import ShapeError
-from .. import rules
-from ..grad import kept, multi_bw
-from ..params import Field
-from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, require
+from ..core import rules
+from ..core.grad import kept, multi_bw
+from ..core.helpers import DNS, Checked, require
+from ..core.params import Field
+from ..core.registry import Dispatch, OpDef, register
 
 
 def _check(op, a):
@@ -210,10 +210,10 @@ for _name, _ins, _fwd, _bwd, _shape, _what, _params, _example in _OPS:
     _n = len(_ins)
     register(OpDef(
         f"_contrib_{_name}", params=_HEADS, inputs=_ins,
-        dispatch=(Dispatch((D,) * _n, (D,), _fwd),), infer_shape=_shape,
+        dispatch=(Dispatch((DNS,) * _n, (DNS,), _fwd),), infer_shape=_shape,
         infer_type=rules.same_type, gradient=_grad(f"_backward_contrib_{_name}"),
         doc=_DOC.format(what=_what, params=_params, example=_example)))
     register(OpDef(
         f"_backward_contrib_{_name}", params=_HEADS, inputs=("ograd",) + _ins,
-        num_outputs=_n, dispatch=(Dispatch((D,) * (_n + 1), (D,), _bwd),),
+        num_outputs=_n, dispatch=(Dispatch((DNS,) * (_n + 1), (DNS,), _bwd),),
         infer_shape=rules.grads_like_inputs(1), infer_type=rules.grads_like_inputs_type(1)))

@@ -10,12 +10,12 @@ from ...kernels import conv3d as kconv3d
 from ...kernels import onednn as dnn
 from ...kernels import pool as kpool
 from ...kernels.onednn import conv as dconv
-from .. import rules
-from ..grad import bw, kept, multi_bw
-from ..params import Field
-from ..registry import Dispatch, OpDef, register
+from ..core import rules
+from ..core.grad import bw, kept, multi_bw
+from ..core.helpers import DNS, Checked, require
+from ..core.params import Field
+from ..core.registry import Dispatch, OpDef, register
 from . import _onednn_layers as _dnn
-from ._common import Checked, D, require
 from .activation import POST_OPS
 
 _LAYOUTS = (None, "NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC")
@@ -199,7 +199,7 @@ def _grad(bname):
 _bwd_shape = rules.grads_like_inputs(1, then=rules.bias_grad_shape("num_filter"))
 
 
-_ROWS3 = (Dispatch((D, D, D), (D,), None), Dispatch((D, D), (D,), None))
+_ROWS3 = (Dispatch((DNS, DNS, DNS), (DNS,), None), Dispatch((DNS, DNS), (DNS,), None))
 
 
 def _rows(k, blocked=False):
@@ -239,7 +239,7 @@ register(OpDef(
 register(OpDef(
     "_backward_Convolution", params=_CONV, inputs=("ograd", "data", "weight"),
     num_outputs=lambda a: 2 if a.no_bias else 3, skips_unused_outputs=True,
-    dispatch=(Dispatch((D, D, D), (D,), _conv_bwd, blocked=True),),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _conv_bwd, blocked=True),),
     infer_shape=_bwd_shape, infer_type=rules.same_type))
 
 
@@ -339,7 +339,7 @@ register(OpDef(
 register(OpDef(
     "_backward_Deconvolution", params=_DECONV, inputs=("ograd", "data", "weight"),
     num_outputs=lambda a: 2 if a.no_bias else 3,
-    dispatch=(Dispatch((D, D, D), (D,), _deconv_bwd),),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _deconv_bwd),),
     infer_shape=_bwd_shape, infer_type=rules.same_type))
 
 
@@ -474,7 +474,7 @@ _pool_bwd_shape = rules.grads_like_inputs(1)
 
 
 register(OpDef(
-    "Pooling", params=_POOL, dispatch=(Dispatch((D,), (D,), _pool_fwd, blocked=True),),
+    "Pooling", params=_POOL, dispatch=(Dispatch((DNS,), (DNS,), _pool_fwd, blocked=True),),
     infer_shape=pool_shape, infer_type=rules.same_type,
     gradient=_pool_grad_of("_backward_Pooling"),
     doc="""1-D, 2-D or 3-D pooling: max, avg, sum or lp, optionally global.
@@ -504,7 +504,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_Pooling", params=_POOL, inputs=("ograd", "data", "out"),
-    dispatch=(Dispatch((D, D, D), (D,), _pool_bwd, blocked=True),),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _pool_bwd, blocked=True),),
     infer_shape=_pool_bwd_shape, infer_type=rules.same_type))
 
 
@@ -520,7 +520,7 @@ _POOL_V1 = Checked(
     pad=Field("shape", (), doc="default 0 per dim"))
 
 register(OpDef(
-    "Pooling_v1", params=_POOL_V1, dispatch=(Dispatch((D,), (D,), _pool_fwd),),
+    "Pooling_v1", params=_POOL_V1, dispatch=(Dispatch((DNS,), (DNS,), _pool_fwd),),
     infer_shape=pool_shape, infer_type=rules.same_type,
     gradient=_pool_grad_of("_backward_Pooling_v1"),
     doc="""MXNet's first Pooling (max, avg or sum; 'valid' or 'full'; avg counts padding):
@@ -537,7 +537,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_Pooling_v1", params=_POOL_V1, inputs=("ograd", "data", "out"),
-    dispatch=(Dispatch((D, D, D), (D,), _pool_bwd, blocked=True),),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _pool_bwd, blocked=True),),
     infer_shape=_pool_bwd_shape, infer_type=rules.same_type))
 
 
@@ -551,5 +551,5 @@ register(OpDef(
 register(OpDef(
     "_backward_Convolution_v1", params=_CONV, inputs=("ograd", "data", "weight"),
     num_outputs=lambda a: 2 if a.no_bias else 3,
-    dispatch=(Dispatch((D, D, D), (D,), _conv_bwd, blocked=True),),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _conv_bwd, blocked=True),),
     infer_shape=_bwd_shape, infer_type=rules.same_type))

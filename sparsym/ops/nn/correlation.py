@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from ...base import ShapeError
 from ...kernels import correlation as kcorr
-from .. import rules
-from ..grad import kept, multi_bw
-from ..params import Field
-from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, require
+from ..core import rules
+from ..core.grad import kept, multi_bw
+from ..core.helpers import DNS, Checked, require
+from ..core.params import Field
+from ..core.registry import Dispatch, OpDef, register
 
 
 def _check(op, a):
@@ -63,7 +63,7 @@ def _bwd(a, xs):
 
 register(OpDef(
     "Correlation", params=_PARAMS, inputs=("data1", "data2"),
-    dispatch=(Dispatch((D, D), (D,), _fwd),), infer_shape=_shape, infer_type=rules.same_type,
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _fwd),), infer_shape=_shape, infer_type=rules.same_type,
     gradient=lambda node, og: multi_bw("_backward_Correlation", [og[0]] + list(node.inputs),
                                        node, "backward", 2, **kept(node)),
     doc="""Correlation of two feature maps (FlowNet): for each position of data1 (every
@@ -94,5 +94,5 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_Correlation", params=_PARAMS, inputs=("ograd", "data1", "data2"), num_outputs=2,
-    dispatch=(Dispatch((D, D, D), (D,), _bwd),), infer_shape=rules.grads_like_inputs(1),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _bwd),), infer_shape=rules.grads_like_inputs(1),
     infer_type=rules.grads_like_inputs_type(1)))

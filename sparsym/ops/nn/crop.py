@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...base import ShapeError
-from .. import rules
-from ..grad import kept, multi_bw
-from ..params import Field
-from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, require
+from ..core import rules
+from ..core.grad import kept, multi_bw
+from ..core.helpers import DNS, Checked, require
+from ..core.params import Field
+from ..core.registry import Dispatch, OpDef, register
 
 
 def _check(op, a):
@@ -78,7 +78,7 @@ def _bwd(a, xs):
 
 register(OpDef(
     "Crop", params=_PARAMS, inputs=_inputs, key_var_num_args="num_args",
-    dispatch=(Dispatch((D, "..."), (D,), _fwd),), infer_shape=_shape,
+    dispatch=(Dispatch((DNS, "..."), (DNS,), _fwd),), infer_shape=_shape,
     infer_type=rules.first_input_type,
     gradient=lambda node, og: multi_bw("_backward_Crop", [og[0]] + list(node.inputs), node,
                                        "backward", len(node.inputs), **kept(node)),
@@ -104,5 +104,5 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_Crop", params=_PARAMS, inputs=lambda a: ("ograd",) + _inputs(a),
-    num_outputs=lambda a: a.num_args, dispatch=(Dispatch((D, "..."), (D,), _bwd),),
+    num_outputs=lambda a: a.num_args, dispatch=(Dispatch((DNS, "..."), (DNS,), _bwd),),
     infer_shape=rules.grads_like_inputs(1), infer_type=rules.grads_like_inputs_type(1)))

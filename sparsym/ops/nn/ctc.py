@@ -10,11 +10,11 @@ import numpy as np
 
 from ...base import ShapeError
 from ...kernels.ctc import ctc_loss
-from .. import rules
-from ..grad import bw, kept
-from ..params import Field
-from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D
+from ..core import rules
+from ..core.grad import bw, kept
+from ..core.helpers import DNS, Checked
+from ..core.params import Field
+from ..core.registry import Dispatch, OpDef, register
 
 _CTC = Checked(lambda op, a: None,
                use_data_lengths=Field("bool", False, doc="read data_lengths (N,)"),
@@ -104,8 +104,8 @@ def _grad(node, og):
 
 register(OpDef(
     "CTCLoss", params=_CTC, inputs=_inputs, num_outputs=2, num_visible_outputs=1,
-    dispatch=(Dispatch((D, D), (D,), _fwd), Dispatch((D, D, D), (D,), _fwd),
-              Dispatch((D, D, D, D), (D,), _fwd)),
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _fwd), Dispatch((DNS, DNS, DNS), (DNS,), _fwd),
+              Dispatch((DNS, DNS, DNS, DNS), (DNS,), _fwd)),
     infer_shape=_shape, infer_type=_type, gradient=_grad,
     aliases=("ctc_loss", "_contrib_CTCLoss", "_contrib_ctc_loss"),
     doc="""Connectionist temporal classification loss, one value per sequence.
@@ -135,5 +135,5 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_CTCLoss", params=_CTC, inputs=("ograd", "grad"),
-    dispatch=(Dispatch((D, D), (D,), _bwd),),
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _bwd),),
     infer_shape=rules.shape_of_input(1), infer_type=rules.type_of_input(1)))

@@ -9,11 +9,11 @@ from ... import storage as st
 from ...base import IndexOutOfRange, dtype_of
 from ...kernels import blas
 from ...kernels import rsp as krsp
-from .. import rules
-from ..grad import bw, kept, multi_bw
-from ..params import Field
-from ..registry import Dispatch, OpDef, register
-from ._common import C, Checked, D, R, prod, require
+from ..core import rules
+from ..core.grad import bw, kept, multi_bw
+from ..core.helpers import CSR, DNS, RSP, Checked, prod, require
+from ..core.params import Field
+from ..core.registry import Dispatch, OpDef, register
 
 # ----------------------------------------------------------------------------- FullyConnected
 
@@ -148,9 +148,10 @@ _FC_DOC = """Apply a linear transformation: ``Y = X W^T + b``.
 
 register(OpDef(
     "FullyConnected", params=_FC, inputs=_fc_inputs,
-    dispatch=(Dispatch((D, D, D), (D,), _fc_fwd), Dispatch((D, D), (D,), _fc_fwd),
-              Dispatch((D, R, D), (D,), _fc_fwd_rsp), Dispatch((D, R, R), (D,), _fc_fwd_rsp),
-              Dispatch((D, R), (D,), _fc_fwd_rsp)),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _fc_fwd), Dispatch((DNS, DNS), (DNS,), _fc_fwd),
+              Dispatch((DNS, RSP, DNS), (DNS,), _fc_fwd_rsp),
+              Dispatch((DNS, RSP, RSP), (DNS,), _fc_fwd_rsp),
+              Dispatch((DNS, RSP), (DNS,), _fc_fwd_rsp)),
     infer_shape=fc_shape, infer_type=rules.same_type, gradient=_fc_grad,
     aliases=("_sparse_FullyConnected",), doc=_FC_DOC))
 def _fc_bwd_grad(node, og):
@@ -184,7 +185,8 @@ def _fc_bwd_grad(node, og):
 register(OpDef(
     "_backward_FullyConnected", params=_FC, inputs=("ograd", "data", "weight"),
     num_outputs=lambda a: 2 if a.no_bias else 3,
-    dispatch=(Dispatch((D, D, D), (D,), _fc_bwd), Dispatch((D, D, R), (D,), _fc_bwd)),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _fc_bwd),
+              Dispatch((DNS, DNS, RSP), (DNS,), _fc_bwd)),
     infer_shape=_fc_bwd_shape, infer_type=rules.same_type, gradient=_fc_bwd_grad,
     skips_unused_outputs=True))
 
@@ -302,17 +304,19 @@ for _name, _params, _bname, _aliases, _always_rsp in (
         ("_contrib_SparseEmbedding", _SEMB, "_backward_SparseEmbedding", (), True)):
     register(OpDef(
         _name, params=_params, inputs=("data", "weight"),
-        dispatch=(Dispatch((D, D), (D,), _emb_fwd), Dispatch((D, R), (D,), _emb_fwd_rsp),
-                  Dispatch((C, D), (D,), lambda a, xs: _emb_fwd(a, [st.todense(xs[0]), xs[1]]))),
+        dispatch=(Dispatch((DNS, DNS), (DNS,), _emb_fwd),
+                  Dispatch((DNS, RSP), (DNS,), _emb_fwd_rsp),
+                  Dispatch((CSR, DNS), (DNS,),
+                           lambda a, xs: _emb_fwd(a, [st.todense(xs[0]), xs[1]]))),
         infer_shape=emb_shape, infer_type=emb_type, gradient=_emb_grad(_bname),
         aliases=_aliases,
         doc=_EMB_DOC if not _always_rsp else
         "Embedding whose weight gradient is always row_sparse (MXNet's contrib op).\n\n"
         "    Parameters as :func:`Embedding` plus ``deterministic`` (no effect on CPU)."))
     if _always_rsp:
-        _rows = (Dispatch((D, D), (R,), _emb_bwd_rsp),)
+        _rows = (Dispatch((DNS, DNS), (RSP,), _emb_bwd_rsp),)
     else:
-        _rows = (Dispatch((D, D), (R,), _emb_bwd_rsp, when=lambda a, s: a.sparse_grad),
-                 Dispatch((D, D), (D,), _emb_bwd_dense))
+        _rows = (Dispatch((DNS, DNS), (RSP,), _emb_bwd_rsp, when=lambda a, s: a.sparse_grad),
+                 Dispatch((DNS, DNS), (DNS,), _emb_bwd_dense))
     register(OpDef(_bname, params=_params, inputs=("ograd", "data"), dispatch=_rows,
                    infer_shape=_emb_bwd_shape, infer_type=_emb_bwd_type))

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from ... import storage as st
-from .. import rules
-from ..grad import kept, multi_bw
-from ..params import Field, Params
-from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, require
+from ..core import rules
+from ..core.grad import kept, multi_bw
+from ..core.helpers import DNS, Checked, require
+from ..core.params import Field, Params
+from ..core.registry import Dispatch, OpDef, register
 
 
 def _softmax(x, axis):
@@ -53,7 +53,7 @@ def _sa_bwd(a, xs):
 
 
 register(OpDef(
-    "SoftmaxActivation", params=_SA, dispatch=(Dispatch((D,), (D,), _sa_fwd),),
+    "SoftmaxActivation", params=_SA, dispatch=(Dispatch((DNS,), (DNS,), _sa_fwd),),
     monitor_input_names=("input0",),
     infer_shape=rules.same_shape, infer_type=rules.floating_input(rules.same_type),
     gradient=lambda node, og: [_one("_backward_SoftmaxActivation", [og[0], (node, 0)], node)],
@@ -67,7 +67,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_SoftmaxActivation", params=_SA, inputs=("ograd", "out"),
-    dispatch=(Dispatch((D, D), (D,), _sa_bwd),),
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _sa_bwd),),
     infer_shape=rules.same_shape, infer_type=rules.same_type))
 
 
@@ -105,7 +105,7 @@ def _svm_bwd(a, xs):
 
 register(OpDef(
     "SVMOutput", params=_SVM, inputs=("data", "label"),
-    dispatch=(Dispatch((D, D), (D,), lambda a, xs: (xs[0].copy(),)),),
+    dispatch=(Dispatch((DNS, DNS), (DNS,), lambda a, xs: (xs[0].copy(),)),),
     infer_shape=svm_shape, infer_type=rules.first_input_type,
     gradient=lambda node, og: [_one("_backward_SVMOutput", [(node, 0), node.inputs[1]], node),
                                None],
@@ -123,7 +123,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_SVMOutput", params=_SVM, inputs=("out", "label"),
-    dispatch=(Dispatch((D, D), (D,), _svm_bwd),),
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _svm_bwd),),
     infer_shape=rules.first_input_shape, infer_type=rules.first_input_type))
 
 
@@ -166,7 +166,7 @@ def _sce_bwd(a, xs):
 
 register(OpDef(
     "softmax_cross_entropy", inputs=("data", "label"),
-    dispatch=(Dispatch((D, D), (D,), _sce_fwd),),
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _sce_fwd),),
     infer_shape=sce_shape, infer_type=rules.first_input_type,
     gradient=lambda node, og: multi_bw("_backward_softmax_cross_entropy",
                                        [og[0], node.inputs[0], node.inputs[1]], node,
@@ -190,7 +190,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_softmax_cross_entropy", inputs=("ograd", "data", "label"), num_outputs=2,
-    dispatch=(Dispatch((D, D, D), (D,), _sce_bwd),),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _sce_bwd),),
     infer_shape=rules.grads_like_inputs(1), infer_type=rules.grads_like_inputs_type(1)))
 
 
@@ -243,7 +243,7 @@ register(OpDef(
     "IdentityAttachKLSparseReg", params=_KL, inputs=("data", "moving_avg"),
     aux=("moving_avg",), mutates=(1,), needs_is_train=True,
     input_init=(("moving_avg", '["zero", {}]'),),
-    dispatch=(Dispatch((D, D), (D,), _kl_fwd),), infer_shape=kl_shape,
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _kl_fwd),), infer_shape=kl_shape,
     infer_type=rules.same_type,
     gradient=lambda node, og: [_one("_backward_IdentityAttachKLSparseReg",
                                     [og[0], node.inputs[1]], node), None],
@@ -267,5 +267,5 @@ def _kl_bwd_shape(attrs, ins, outs):
 
 register(OpDef(
     "_backward_IdentityAttachKLSparseReg", params=_KL, inputs=("ograd", "moving_avg"),
-    dispatch=(Dispatch((D, D), (D,), _kl_bwd),), infer_shape=_kl_bwd_shape,
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _kl_bwd),), infer_shape=_kl_bwd_shape,
     infer_type=rules.first_input_type))

@@ -11,12 +11,12 @@ import numpy as np
 from ...kernels.normalization import affine_norm_bwd, affine_norm_fwd
 from ...kernels.normalization import cdtype as _cdtype
 from ...kernels.normalization import channel_window_sum as _channel_window_sum
-from .. import rules
-from ..grad import kept, multi_bw
-from ..params import Field
-from ..registry import Dispatch, OpDef, register
+from ..core import rules
+from ..core.grad import kept, multi_bw
+from ..core.helpers import DNS, Checked, norm_axis, require
+from ..core.params import Field
+from ..core.registry import Dispatch, OpDef, register
 from . import _onednn_layers as _dnn
-from ._common import Checked, D, norm_axis, require
 
 
 def _eps_check(op, a):
@@ -63,11 +63,11 @@ def _register_affine(name, params, shape_rule, layout, n_out, doc, out_names=("o
         name, params=params, inputs=("data", "gamma", "beta"),
         num_outputs=n_out, output_names=out_names,
         num_visible_outputs=(lambda a: 3 if a.output_mean_var else 1) if n_out == 3 else None,
-        dispatch=(Dispatch((D, D, D), (D,), fwd),), infer_shape=shape_rule,
+        dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), fwd),), infer_shape=shape_rule,
         infer_type=rules.same_type, gradient=_affine_grad(f"_backward_{name}"), doc=doc))
     register(OpDef(
         f"_backward_{name}", params=params, inputs=("ograd", "data", "gamma"), num_outputs=3,
-        dispatch=(Dispatch((D, D, D), (D,), bwd),), infer_shape=_affine_bwd_shape,
+        dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), bwd),), infer_shape=_affine_bwd_shape,
         infer_type=rules.same_type))
 
 
@@ -278,7 +278,7 @@ def _one_bw(bname):
 
 
 register(OpDef(
-    "L2Normalization", params=_L2, dispatch=(Dispatch((D,), (D,), _l2_fwd),),
+    "L2Normalization", params=_L2, dispatch=(Dispatch((DNS,), (DNS,), _l2_fwd),),
     infer_shape=l2_shape, infer_type=rules.same_type,
     gradient=_one_bw("_backward_L2Normalization"),
     doc="""Normalise to unit L2 norm: ``x / sqrt(sum(x**2) + eps)``, the sum over all axes
@@ -298,7 +298,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_L2Normalization", params=_L2, inputs=("ograd", "data"),
-    dispatch=(Dispatch((D, D), (D,), _l2_bwd),),
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _l2_bwd),),
     infer_shape=rules.grads_like_inputs(1), infer_type=rules.same_type))
 
 
@@ -346,7 +346,7 @@ def lrn_shape(attrs, ins, outs):
 
 
 register(OpDef(
-    "LRN", params=_LRN, dispatch=(Dispatch((D,), (D,), _lrn_fwd),),
+    "LRN", params=_LRN, dispatch=(Dispatch((DNS,), (DNS,), _lrn_fwd),),
     infer_shape=lrn_shape, infer_type=rules.same_type, gradient=_one_bw("_backward_LRN"),
     doc="""Local response normalization across channels:
     ``x / (knorm + alpha / nsize * sum(x[c-h..c+h]**2)) ** beta``, h = (nsize - 1) // 2.
@@ -361,5 +361,5 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_LRN", params=_LRN, inputs=("ograd", "data"),
-    dispatch=(Dispatch((D, D), (D,), _lrn_bwd),),
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _lrn_bwd),),
     infer_shape=rules.grads_like_inputs(1), infer_type=rules.same_type))

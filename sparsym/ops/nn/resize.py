@@ -7,11 +7,11 @@ import numpy as np
 
 from ...base import ShapeError
 from ...kernels import resize as kresize
-from .. import rules
-from ..grad import kept, multi_bw
-from ..params import Field
-from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, require
+from ..core import rules
+from ..core.grad import kept, multi_bw
+from ..core.helpers import DNS, Checked, require
+from ..core.params import Field
+from ..core.registry import Dispatch, OpDef, register
 
 _MODES = ("like", "odd_scale", "size", "to_even_down", "to_even_up", "to_odd_down",
           "to_odd_up")
@@ -91,7 +91,7 @@ def _bwd(a, xs):
 
 register(OpDef(
     "_contrib_BilinearResize2D", params=_PARAMS, inputs=_inputs,
-    dispatch=(Dispatch((D, "..."), (D,), _fwd),), infer_shape=_shape,
+    dispatch=(Dispatch((DNS, "..."), (DNS,), _fwd),), infer_shape=_shape,
     infer_type=rules.first_input_type,
     gradient=lambda node, og: multi_bw("_backward_contrib_BilinearResize2D",
                                        [og[0]] + list(node.inputs), node, "backward",
@@ -125,5 +125,5 @@ register(OpDef(
 register(OpDef(
     "_backward_contrib_BilinearResize2D", params=_PARAMS,
     inputs=lambda a: ("ograd",) + _inputs(a), num_outputs=lambda a: len(_inputs(a)),
-    dispatch=(Dispatch((D, "..."), (D,), _bwd),), infer_shape=rules.grads_like_inputs(1),
+    dispatch=(Dispatch((DNS, "..."), (DNS,), _bwd),), infer_shape=rules.grads_like_inputs(1),
     infer_type=rules.grads_like_inputs_type(1)))

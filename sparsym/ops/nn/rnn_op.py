@@ -16,11 +16,11 @@ from ...kernels import onednn as dnn
 from ...kernels._kept import KeptWith
 from ...kernels.onednn import rnn as drnn
 from ...kernels.rnn import GATES, layout, rnn_backward, rnn_forward
-from .. import rules
-from ..grad import kept, multi_bw
-from ..params import Field
-from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, require
+from ..core import rules
+from ..core.grad import kept, multi_bw
+from ..core.helpers import DNS, Checked, require
+from ..core.params import Field
+from ..core.registry import Dispatch, OpDef, register
 
 
 def _check(op, a):
@@ -164,7 +164,8 @@ def _names(a):
 register(OpDef(
     "RNN", params=_RNN, inputs=_inputs, num_outputs=_n_out, output_names=_names,
     num_visible_outputs=lambda a: 1 + _n_states(a) if a.state_outputs else 1,
-    dispatch=(Dispatch((D, D, D), (D,), _rnn_fwd), Dispatch((D, D, D, D), (D,), _rnn_fwd)),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _rnn_fwd),
+              Dispatch((DNS, DNS, DNS, DNS), (DNS,), _rnn_fwd)),
     infer_shape=rnn_shape, infer_type=rnn_type, gradient=_rnn_grad, needs_is_train=True,
     doc="""Fused multi-layer RNN over time-major data (MXNet's ``RNN`` operator).
 
@@ -186,6 +187,6 @@ register(OpDef(
     + _inputs(a) + ("seed",),
     num_outputs=lambda a: len(_inputs(a)),
     # dense rows only, like the forward: a sparse head gradient falls back (densified)
-    dispatch=(Dispatch((D, "..."), (D,), _rnn_bwd),),
+    dispatch=(Dispatch((DNS, "..."), (DNS,), _rnn_bwd),),
     infer_shape=rules.grads_like_inputs(lambda a: 1 + _n_states(a)),
     infer_type=rules.grads_like_inputs_type(lambda a: 1 + _n_states(a))))

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import roi_pool as kpool
-from .. import rules
-from ..grad import bw, kept, multi_bw
-from ..params import Attrs, Field
-from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, require
+from ..core import rules
+from ..core.grad import bw, kept, multi_bw
+from ..core.helpers import DNS, Checked, require
+from ..core.params import Attrs, Field
+from ..core.registry import Dispatch, OpDef, register
 
 
 def _rois_shape(rois):
@@ -54,7 +54,7 @@ def _roi_shape(a, ins, outs):
 
 register(OpDef(
     "ROIPooling", params=_ROI, inputs=("data", "rois"),
-    dispatch=(Dispatch((D, D), (D,), lambda a, xs: (
+    dispatch=(Dispatch((DNS, DNS), (DNS,), lambda a, xs: (
         kpool.roi_pool_forward(xs[0], xs[1], a.pooled_size, a.spatial_scale),)),),
     infer_shape=_roi_shape, infer_type=rules.same_type,
     gradient=_data_grad("_backward_ROIPooling"),
@@ -81,7 +81,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_ROIPooling", params=_ROI, inputs=("ograd", "data", "rois"),
-    dispatch=(Dispatch((D, D, D), (D,), lambda a, xs: (
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), lambda a, xs: (
         kpool.roi_pool_backward(xs[0], xs[1], xs[2], a.pooled_size, a.spatial_scale),)),),
     infer_shape=rules.grads_like_inputs(1), infer_type=rules.grads_like_inputs_type(1)))
 
@@ -125,7 +125,7 @@ def _ps_args(a):
 
 register(OpDef(
     "_contrib_PSROIPooling", params=_PS, inputs=("data", "rois"),
-    dispatch=(Dispatch((D, D), (D,), lambda a, xs: (
+    dispatch=(Dispatch((DNS, DNS), (DNS,), lambda a, xs: (
         kpool.psroi_pool_forward(xs[0], xs[1], *_ps_args(a)),)),),
     infer_shape=_ps_shape, infer_type=rules.same_type,
     gradient=_data_grad("_backward_PSROIPooling"),
@@ -154,7 +154,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_PSROIPooling", params=_PS, inputs=("ograd", "data", "rois"),
-    dispatch=(Dispatch((D, D, D), (D,), lambda a, xs: (
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), lambda a, xs: (
         kpool.psroi_pool_backward(xs[0], xs[1], xs[2], *_ps_args(a)),)),),
     infer_shape=rules.grads_like_inputs(1), infer_type=rules.grads_like_inputs_type(1)))
 
@@ -226,7 +226,7 @@ def _dps_grad(node, og):
 
 register(OpDef(
     "_contrib_DeformablePSROIPooling", params=_DPS, inputs=_dps_inputs,
-    dispatch=(Dispatch((D, D, "..."), (D,), _dps_fwd),), infer_shape=_dps_shape,
+    dispatch=(Dispatch((DNS, DNS, "..."), (DNS,), _dps_fwd),), infer_shape=_dps_shape,
     infer_type=rules.same_type, gradient=_dps_grad,
     doc="""Deformable position-sensitive ROI pooling (Deformable ConvNets): as PSROIPooling,
     but each bin averages ``sample_per_part``**2 bilinear samples, the bin shifted by the
@@ -250,5 +250,5 @@ register(OpDef(
 register(OpDef(
     "_backward__contrib_DeformablePSROIPooling", params=_DPS,
     inputs=lambda a: ("ograd",) + _dps_inputs(a), num_outputs=lambda a: len(_dps_inputs(a)),
-    dispatch=(Dispatch((D, "..."), (D,), _dps_bwd),), infer_shape=rules.grads_like_inputs(1),
+    dispatch=(Dispatch((DNS, "..."), (DNS,), _dps_bwd),), infer_shape=rules.grads_like_inputs(1),
     infer_type=rules.grads_like_inputs_type(1)))

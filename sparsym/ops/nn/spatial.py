@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import spatial as ks
-from .. import rules
-from ..grad import kept, multi_bw
-from ..params import Field
-from ..registry import Dispatch, OpDef, register
-from ._common import Checked, D, require
+from ..core import rules
+from ..core.grad import kept, multi_bw
+from ..core.helpers import DNS, Checked, require
+from ..core.params import Field
+from ..core.registry import Dispatch, OpDef, register
 
 
 def _target(a, op):
@@ -83,7 +83,7 @@ def _gg_bwd_shape(a, ins, outs):
 
 
 register(OpDef(
-    "GridGenerator", params=_GG, dispatch=(Dispatch((D,), (D,), _gg_fwd),),
+    "GridGenerator", params=_GG, dispatch=(Dispatch((DNS,), (DNS,), _gg_fwd),),
     infer_shape=_gg_shape, infer_type=rules.same_type,
     gradient=lambda node, og: multi_bw("_backward_GridGenerator", [og[0]], node, "backward",
                                        1, **kept(node)),
@@ -109,7 +109,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_GridGenerator", params=_GG, inputs=("ograd",),
-    dispatch=(Dispatch((D,), (D,), _gg_bwd),),
+    dispatch=(Dispatch((DNS,), (DNS,), _gg_bwd),),
     infer_shape=_gg_bwd_shape, infer_type=rules.same_type))
 
 
@@ -133,7 +133,7 @@ def _bs_grad(node, og):
 
 register(OpDef(
     "BilinearSampler", params=_BS, inputs=("data", "grid"),
-    dispatch=(Dispatch((D, D), (D,), lambda a, xs: (ks.bilinear_sample(*xs),)),),
+    dispatch=(Dispatch((DNS, DNS), (DNS,), lambda a, xs: (ks.bilinear_sample(*xs),)),),
     infer_shape=_bs_shape, infer_type=rules.same_type, gradient=_bs_grad,
     doc="""Sample data (N, C, H, W) bilinearly at a grid (N, 2, Ho, Wo) of normalised
     coordinates (channel 0: x, channel 1: y; -1 and 1 are the first and last pixels).
@@ -154,7 +154,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_BilinearSampler", params=_BS, inputs=("ograd", "data", "grid"), num_outputs=2,
-    dispatch=(Dispatch((D, D, D), (D,), lambda a, xs: ks.bilinear_sample_backward(*xs)),),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), lambda a, xs: ks.bilinear_sample_backward(*xs)),),
     infer_shape=rules.grads_like_inputs(1), infer_type=rules.grads_like_inputs_type(1)))
 
 
@@ -193,7 +193,7 @@ def _st_bwd(a, xs):
 
 register(OpDef(
     "SpatialTransformer", params=_ST, inputs=("data", "loc"),
-    dispatch=(Dispatch((D, D), (D,), _st_fwd),), infer_shape=_st_shape,
+    dispatch=(Dispatch((DNS, DNS), (DNS,), _st_fwd),), infer_shape=_st_shape,
     infer_type=rules.same_type,
     gradient=lambda node, og: multi_bw("_backward_SpatialTransformer",
                                        [og[0]] + list(node.inputs), node, "backward", 2,
@@ -220,5 +220,5 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_SpatialTransformer", params=_ST, inputs=("ograd", "data", "loc"),
-    num_outputs=2, dispatch=(Dispatch((D, D, D), (D,), _st_bwd),),
+    num_outputs=2, dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _st_bwd),),
     infer_shape=rules.grads_like_inputs(1), infer_type=rules.grads_like_inputs_type(1)))

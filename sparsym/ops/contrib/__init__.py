@@ -1,0 +1,1 @@
+"""Contrib operators: detection, deformable convolution, ROI align, signal, SBNet."""

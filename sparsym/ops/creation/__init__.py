@@ -1,0 +1,1 @@
+"""Creation operators: zeros/ones/full/arange, eye, linspace."""

@@ -1,0 +1,1 @@
+"""Image operators of ``mx.nd.image`` / ``mx.sym.image``."""

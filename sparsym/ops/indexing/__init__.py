@@ -1,0 +1,1 @@
+"""Indexing operators: slicing, take/pick/where, n-d gathers and scatters, sequences."""

@@ -1,0 +1,1 @@
+"""Samplers: uniform/normal and the other distributions, drawn from ``sparsym._rng``."""

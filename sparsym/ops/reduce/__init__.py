@@ -1,0 +1,1 @@
+"""Reductions (sum, mean, norm...), ordering (topk, sort) and statistics (cumsum, moments)."""

@@ -1,0 +1,1 @@
+"""Shape operators: reshape and friends, broadcasting to shapes, layout transforms."""

@@ -1,0 +1,1 @@
+"""Sparse-specific operators: _sparse_retain, _square_sum, getnnz, quadratic."""
