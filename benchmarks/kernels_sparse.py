@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from sparsym.kernels import csr as kc
+from sparsym.kernels import csr_dot as kd
 from sparsym.kernels import rsp as kr
 from sparsym.storage import CSR, IDX, RSP
 
@@ -73,17 +74,17 @@ def main():
     meta = dict(shape=[m, n], nnz_per_row=per, dtype="float32")
     for k in (1, 16, 64):
         b = rng.standard_normal((n, k)).astype(np.float32)
-        emit("dot_csr_dns", best_of(lambda: kc.dot_csr_dns(a, b), rep),
+        emit("dot_csr_dns", best_of(lambda: kd.dot_csr_dns(a, b), rep),
              best_of(lambda: s @ b, rep), k=k, **meta)
     for k in (1, 16, 64):
         b = rng.standard_normal((m, k)).astype(np.float32)
-        emit("dot_csrT_dns_rsp", best_of(lambda: kc.dot_csrT_dns_rsp(a, b), rep),
+        emit("dot_csrT_dns_rsp", best_of(lambda: kd.dot_csrT_dns_rsp(a, b), rep),
              best_of(lambda: s.T @ b, rep), k=k, **meta)
     for k, frac in ((16, 1.0), (16, 0.5), (64, 0.5)):
         rows = np.flatnonzero(rng.random(n) < frac).astype(IDX)
         w = RSP(rng.standard_normal((len(rows), k)).astype(np.float32), rows, (n, k))
         wd = kr.rsp_to_dense(w)
-        emit("dot_csr_rsp", best_of(lambda: kc.dot_csr_rsp(a, w), rep),
+        emit("dot_csr_rsp", best_of(lambda: kd.dot_csr_rsp(a, w), rep),
              best_of(lambda: s @ wd, rep), k=k, rows_present=frac,
              note="scipy ref multiplies the densified weight", **meta)
 

@@ -23,7 +23,7 @@ from .base import MXNetError
 from .context import current_context
 from .graph import IndexedGraph, Node
 from .ndarray.ndarray import NDArray, array, wrap
-from .ndarray.tape import STATE, TapeNode, mark
+from .ndarray.tape import STATE, TapeNode, install_autograd, mark
 from .ops.control.autograd_function import CUSTOM_FUNCTION
 from .ops.core.registry import get_op
 from .symbol.symbol import Symbol
@@ -371,7 +371,7 @@ def _plan_for(fwd, reqs):
         grad_reqs[c.name] = r
     plan = build_plan(g, shapes, dtypes, stypes, grad_reqs, seeds)
     n_args = len(plan.arg_eids)
-    exe = Executor(Symbol(g.heads), None, plan, [None] * n_args, [None] * n_args,
+    exe = Executor(g, None, plan, [None] * n_args, [None] * n_args,
                    [None] * len(plan.aux_eids), list(plan.grad_reqs))
     hit = (plan, exe, threading.Lock())
     if key is not None:
@@ -413,18 +413,7 @@ def _run_compiled(fwd, heads, head_grads, wrt, train_mode):
         with lock:
             # the environment holds every recorded value: backward never reads the
             # argument arrays (no forward is rerun), so they are not wrapped
-            exe.arg_arrays = []
-            exe.grad_arrays = grads
-            exe.aux_arrays = aux
-            exe._env = env
-            exe._state = "train"
-            exe._last_is_train = train_mode
-            try:
-                exe.backward(ograds, is_train=train_mode)
-            finally:
-                exe._env = [None] * len(env)
-                exe._state = None
-                exe.arg_arrays = exe.grad_arrays = exe.aux_arrays = []
+            exe.backward_from_values(env, ograds, grads, aux, is_train=train_mode)
     finally:
         set_recording(prev)
 
@@ -568,3 +557,8 @@ class Function:
                                 f"{type(r).__name__}")
             out.append(st.todense(r._raw))
         return out
+
+
+# NDArray.attach_grad / NDArray.backward reach autograd through this hook (the array layer
+# sits below autograd and never imports it)
+install_autograd(mark_variables, backward)

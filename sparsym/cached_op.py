@@ -222,7 +222,7 @@ class _GraphRunner:
     def free(self):
         """Whether no recorded call still waits for this executor's backward."""
         node = self.node() if self.node is not None else None
-        return node is None or node.values is None or self.exe._state != "train"
+        return node is None or node.values is None or not self.exe.awaits_backward
 
     def record(self, args, outs):
         """Append this call to the tape (when an input is on it)."""

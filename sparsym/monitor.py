@@ -83,10 +83,10 @@ class Monitor:
         if not self.activated:
             return []
         for exe in self.exes:
-            for name, arr in zip(exe._symbol.list_arguments(), exe.arg_arrays):
+            for name, arr in zip([n.name for n in exe.graph.arg_nodes], exe.arg_arrays):
                 if self.re_prog.match(name):
                     self.queue.append((self.step, name, self.stat_func(arr)))
-            for name, arr in zip(exe._symbol.list_auxiliary_states(), exe.aux_arrays):
+            for name, arr in zip([n.name for n in exe.graph.aux_nodes], exe.aux_arrays):
                 if self.re_prog.match(name):
                     self.queue.append((self.step, name, self.stat_func(arr)))
         self.activated = False

@@ -10,18 +10,36 @@ Indices and indptr are int64 so a 8192 x 1,000,000 batch is ordinary.
 """
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
 
 from .base import AllocationError, ShapeError, StorageError
-from .kernels._arrays import rows2
 
 DEFAULT, ROW_SPARSE, CSR_STYPE = "default", "row_sparse", "csr"
 STYPES = (DEFAULT, ROW_SPARSE, CSR_STYPE)
 STYPE_ID = {"undefined": -1, DEFAULT: 0, ROW_SPARSE: 1, CSR_STYPE: 2}
 ID_STYPE = {v: k for k, v in STYPE_ID.items()}
 IDX = np.int64
+
+# The csr <-> dense conversions are Numba kernels (kernels/csr.py), a layer above this one:
+# kernels/csr.py installs them here when it is imported, which importing sparsym does.
+_CSR_KERNELS = {}
+
+
+def install_csr_kernels(to_dense, from_dense) -> None:
+    """Install the kernels behind :func:`todense` of a CSR and :func:`dense_to_csr`."""
+    _CSR_KERNELS["to_dense"] = to_dense
+    _CSR_KERNELS["from_dense"] = from_dense
+
+
+def _csr_kernel(name):
+    try:
+        return _CSR_KERNELS[name]
+    except KeyError:
+        raise StorageError("csr conversions need sparsym.kernels.csr: import sparsym "
+                           "first") from None
 
 
 class CSR:
@@ -141,9 +159,8 @@ def todense(raw) -> np.ndarray:
     if isinstance(raw, np.ndarray):
         return raw
     if isinstance(raw, CSR):
-        from .kernels import csr as kcsr
         check_alloc(raw.shape, raw.data.dtype, "densifying a csr array")
-        return kcsr.csr_to_dense(raw)
+        return _csr_kernel("to_dense")(raw)
     if isinstance(raw, RSP):
         check_alloc(raw.shape, raw.data.dtype, "densifying a row_sparse array")
         out = np.zeros(raw.shape, dtype=raw.data.dtype)
@@ -157,15 +174,15 @@ def dense_to_csr(x: np.ndarray) -> CSR:
     """Compress a 2-D dense array (explicit zeros dropped)."""
     if x.ndim != 2:
         raise StorageError(f"cast_storage to csr needs a 2-D array, got shape {x.shape}")
-    from .kernels import csr as kcsr
-    return kcsr.dense_to_csr(x)
+    return _csr_kernel("from_dense")(x)
 
 
 def dense_to_rsp(x: np.ndarray) -> RSP:
     """Keep the rows of ``x`` that have a non-zero."""
     if x.ndim == 0:
         raise StorageError("cast_storage to row_sparse needs at least 1 dimension")
-    nz = np.flatnonzero(rows2(x, x.shape[0]).any(axis=1)).astype(IDX)
+    rows = x.reshape(x.shape[0], math.prod(x.shape[1:]))  # -1 cannot be inferred at size 0
+    nz = np.flatnonzero(rows.any(axis=1)).astype(IDX)
     return RSP(np.ascontiguousarray(x[nz]), nz, x.shape)
 
 

@@ -60,13 +60,14 @@ def _check_shared(name, arr, shape, dtype, stype, what):
             "shared_arg_names to give this executor its own array)")
 
 
-def allocate(symbol, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, shared_buffer):
+def allocate(graph, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, shared_buffer,
+             symbol=None):
     """Create the executor's arrays (MXNet 1.9's simple_bind): parameters named in
     ``shared_arg_names`` (and their gradients) and aux states are taken from ``shared_exec``;
     other dense arguments are views of ``shared_buffer`` arrays when big enough."""
     from .executor import Executor
     shapes, dtypes, stypes = plan.shapes, plan.dtypes, plan.stypes
-    nodes = symbol._graph().arg_nodes
+    nodes = graph.arg_nodes
     shared_names = set(shared_arg_names or ())
     if shared_exec is not None:
         s_args = dict(zip(shared_exec._plan.arg_names, shared_exec.arg_arrays))
@@ -105,7 +106,7 @@ def allocate(symbol, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, 
     s_aux = dict(zip(shared_exec._plan.aux_names, shared_exec.aux_arrays)) \
         if shared_exec is not None else {}
     aux_arrays = []
-    for node, e in zip(symbol._graph().aux_nodes, plan.aux_eids):
+    for node, e in zip(graph.aux_nodes, plan.aux_eids):
         arr = s_aux.get(node.name)
         if arr is not None:
             _check_shared(node.name, arr, shapes[e], dtypes[e], stypes[e], "auxiliary state")
@@ -119,8 +120,8 @@ def allocate(symbol, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, 
         pool = _buffer_pool(shared_buffer)
     else:
         pool = None
-    return Executor(symbol, ctx, plan, arg_arrays, grad_arrays, aux_arrays, req_list,
-                    group2ctx, pool, outputs)
+    return Executor(graph, ctx, plan, arg_arrays, grad_arrays, aux_arrays, req_list,
+                    group2ctx, pool, outputs, symbol=symbol)
 
 
 _BUFFER_POOLS: OrderedDict[int, MemoryPool] = OrderedDict()
@@ -163,10 +164,11 @@ def _as_list(values, names, what):
     return values
 
 
-def bind_given(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec):
+def bind_given(graph, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec,
+               symbol=None):
     """Bind user arrays (MXNet 1.9's bind); shapes, dtypes and stypes are the arrays'."""
     from .executor import Executor, normalize_grad_req
-    g = symbol._graph()
+    g = graph
     arg_names = [n.name for n in g.arg_nodes]
     aux_names = [n.name for n in g.aux_nodes]
     if not isinstance(args, (list, tuple, dict)):
@@ -193,7 +195,7 @@ def bind_given(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx, sh
     for n, a in zip(aux_names, aux_list):
         if a is not None:
             shapes[n], dtypes[n], stypes[n] = tuple(a.shape), np.dtype(a.dtype), a.stype
-    plan = get_plan(symbol, shapes, dtypes, stypes, reqs)
+    plan = get_plan(graph, shapes, dtypes, stypes, reqs)
     aux_arrays = [a if a is not None else _zeros(plan.stypes[e], plan.shapes[e], plan.dtypes[e],
                                                   ctx)
                   for a, e in zip(aux_list, plan.aux_eids)]
@@ -203,10 +205,10 @@ def bind_given(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx, sh
             raise ShapeError(f"bind: gradient array for {n} has shape {gr.shape}, expected "
                              f"{tuple(plan.shapes[e])}")
         grads.append(gr)  # MXNet keeps a given array under grad_req 'null' (untouched)
-    return Executor(symbol, ctx, plan, list(arg_list), grads, aux_arrays,
+    return Executor(graph, ctx, plan, list(arg_list), grads, aux_arrays,
                     [reqs[n] for n in arg_names], group2ctx,
                     shared_exec._pool if shared_exec is not None else None,
-                    _outputs(plan, group2ctx, ctx))
+                    _outputs(plan, group2ctx, ctx), symbol=symbol)
 
 
 def _reuse(old, shape, name, what, provided, partial_shaping, allow_up_sizing, ctx):
@@ -248,7 +250,7 @@ def reshape_executor(exe, partial_shaping, allow_up_sizing, kwargs):
     dtypes = {n: plan.dtypes[e] for n, e in zip(plan.arg_names, plan.arg_eids)}
     stypes = {n: plan.stypes[e] for n, e in zip(plan.arg_names, plan.arg_eids)}
     reqs = dict(zip(plan.arg_names, exe._grad_req_list))
-    new = get_plan(exe._symbol, shapes, dtypes, stypes, reqs)
+    new = get_plan(exe.graph, shapes, dtypes, stypes, reqs)
     args, grads = [], []
     for i, (name, e) in enumerate(zip(new.arg_names, new.arg_eids)):
         shape = new.shapes[e]
@@ -266,8 +268,8 @@ def reshape_executor(exe, partial_shaping, allow_up_sizing, kwargs):
                 and fresh.size <= old.size and old._raw.flags.c_contiguous):
             outs[i] = _reuse(old, fresh.shape, "", "output", (), True, False, old.context)
             views.add(i)
-    out = Executor(exe._symbol, exe._ctx, new, args, grads, aux, list(exe._grad_req_list),
-                   exe._group2ctx, exe._pool, outs)
+    out = Executor(exe.graph, exe._ctx, new, args, grads, aux, list(exe._grad_req_list),
+                   exe._group2ctx, exe._pool, outs, symbol=exe._symbol)
     out._out_views = frozenset(views)
     if exe._monitor is not None:
         out.set_monitor_callback(exe._monitor, exe._monitor_all)

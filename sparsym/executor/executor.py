@@ -8,8 +8,9 @@ import numpy as np
 
 from .. import profiler
 from .. import storage as st
-from ..base import MXNetError, ShapeError, dtype_of, getenv
+from ..base import MXNetError, ShapeError, dtype_of
 from ..context import current_context, require_usable
+from ..graph import IndexedGraph, entry_name
 from ..kernels.onednn.core import Tensor as _Blocked
 from ..kernels.onednn.core import to_plain
 from ..ndarray.ndarray import NDArray, wrap
@@ -127,10 +128,11 @@ class Executor:
     [2.0, 2.0]
     """
 
-    def __init__(self, symbol, ctx, plan, arg_arrays, grad_arrays, aux_arrays, grad_reqs,
-                 group2ctx=None, pool=None, outputs=None):
+    def __init__(self, graph, ctx, plan, arg_arrays, grad_arrays, aux_arrays, grad_reqs,
+                 group2ctx=None, pool=None, outputs=None, symbol=None):
         from .pool import MemoryPool
-        self._symbol = symbol
+        self.graph = graph  # the IndexedGraph bound; the plan may come from an equal one
+        self._symbol = symbol  # the Symbol bound, if any (get_optimized_symbol, monitors)
         self._ctx = ctx
         self._plan = plan
         self.arg_arrays = arg_arrays
@@ -235,7 +237,7 @@ class Executor:
     def output_names(self):
         """Output names of this executor's symbol (``<node>_output``)."""
         if self._out_names is None:
-            self._out_names = self._symbol.list_outputs()
+            self._out_names = [entry_name(e) for e in self.graph.heads]
         return self._out_names
 
     @property
@@ -250,7 +252,7 @@ class Executor:
         operator names differ (``_plus3`` vs ``_plus7``); messages use this symbol's names.
         """
         if self._names is None:
-            self._names = _rename_map(self._symbol._graph().nodes, self._plan.graph.nodes)
+            self._names = _rename_map(self.graph.nodes, self._plan.graph.nodes)
         return self._names.get(name, name) if self._names else name
 
     @property
@@ -401,6 +403,33 @@ class Executor:
         # free everything but the bound arrays; a second backward recomputes forward
         self._env = [None] * len(env)
         self._state = "spent"
+
+    def backward_from_values(self, env: list, out_grads: list, grad_arrays: list,
+                             aux_arrays: list, is_train: bool = True) -> None:
+        """Run the backward steps over forward values computed elsewhere.
+
+        ``env`` holds every forward entry's raw value in plan order (autograd's tape
+        recorded them while the imperative calls ran), so no forward is run and the
+        argument arrays are never read. Gradients go to ``grad_arrays`` by the plan's
+        grad_reqs. The executor keeps none of the arrays afterwards.
+        """
+        self.arg_arrays = []
+        self.grad_arrays = grad_arrays
+        self.aux_arrays = aux_arrays
+        self._env = env
+        self._state = "train"
+        self._last_is_train = is_train
+        try:
+            self.backward(out_grads, is_train=is_train)
+        finally:
+            self._env = [None] * len(env)
+            self._state = None
+            self.arg_arrays = self.grad_arrays = self.aux_arrays = []
+
+    @property
+    def awaits_backward(self) -> bool:
+        """Whether a training forward ran and its backward has not run yet."""
+        return self._state == "train"
 
     def _zero_unreached_grads(self):
         for garr, req in zip(self.grad_arrays, self._plan.grad_reqs):
@@ -649,13 +678,14 @@ def bind_error(err, args_listing):
     return cls(f"simple_bind error. Arguments:\n{args_listing}{err}")
 
 
-def simple_bind(symbol, ctx, grad_req, type_dict, stype_dict, group2ctx, shared_arg_names,
-                shared_exec, shared_buffer, kwargs):
-    """See :meth:`Symbol.simple_bind`."""
+def simple_bind(graph: IndexedGraph, ctx, grad_req, type_dict: dict | None,
+                stype_dict: dict | None, group2ctx: dict | None, shared_arg_names,
+                shared_exec, shared_buffer, kwargs: dict, symbol=None) -> Executor:
+    """Plan ``graph`` for the shapes in ``kwargs`` and allocate its arrays (see
+    :meth:`Symbol.simple_bind`); ``symbol`` is the Symbol bound, kept by the executor."""
     from .bind_arrays import allocate
-    symbol = _eliminate_common_expr(symbol)
     ctx = _usable(ctx or current_context(), group2ctx, "simple_bind")
-    fwd = symbol._graph()
+    fwd = graph
     arg_names = [n.name for n in fwd.arg_nodes]
     names = {n.name for n in fwd.input_nodes}
     shapes = {}
@@ -671,33 +701,22 @@ def simple_bind(symbol, ctx, grad_req, type_dict, stype_dict, group2ctx, shared_
         dtypes = {k: dtype_of(v) for k, v in (type_dict or {}).items() if k in names}
         stypes = {k: st.check_stype(v, "simple_bind: ") for k, v in (stype_dict or {}).items()
                   if k in names}
-        plan = get_plan(symbol, shapes, dtypes, stypes, reqs)
+        plan = get_plan(graph, shapes, dtypes, stypes, reqs)
     except MXNetError as err:
         raise bind_error(err, listing) from None
     except ValueError as err:
         raise bind_error(MXNetError(str(err)), listing) from None
-    return allocate(symbol, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec,
-                    shared_buffer)
+    return allocate(graph, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec,
+                    shared_buffer, symbol)
 
 
-def bind(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec):
-    """See :meth:`Symbol.bind`."""
+def bind(graph: IndexedGraph, ctx, args, args_grad, grad_req, aux_states, group2ctx,
+         shared_exec, symbol=None) -> Executor:
+    """Bind given arrays to ``graph`` (see :meth:`Symbol.bind`)."""
     from .bind_arrays import bind_given
-    symbol = _eliminate_common_expr(symbol)
     ctx = _usable(ctx or current_context(), group2ctx, "bind")
-    return bind_given(symbol, ctx, args, args_grad, grad_req, aux_states, group2ctx,
-                      shared_exec)
-
-
-def _eliminate_common_expr(symbol):
-    """The symbol with common subexpressions merged when ``MXNET_ELIMINATE_COMMON_EXPR=1``
-    (MXNet's switch; sparsym leaves graphs as written unless it is set)."""
-    if getenv("MXNET_ELIMINATE_COMMON_EXPR", "0") != "1":
-        return symbol
-    from ..passes.cse import eliminate_common_expr
-    from ..symbol.symbol import Symbol
-    heads, merged = eliminate_common_expr(symbol._outputs)
-    return Symbol(heads) if merged else symbol
+    return bind_given(graph, ctx, args, args_grad, grad_req, aux_states, group2ctx,
+                      shared_exec, symbol)
 
 
 def _usable(ctx, group2ctx, what):

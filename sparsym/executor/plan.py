@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..base import DTypeError, ShapeError
-from ..graph import IndexedGraph
+from ..graph import IndexedGraph, entry_name
 from ..ops.core import rules
 from ..ops.core.node import Node
 from ..ops.core.registry import report_fallback
@@ -120,9 +120,10 @@ def cache_key(graph, shapes, dtypes, stypes, grad_reqs):
             fuse.enabled())
 
 
-def get_plan(symbol, shapes, dtypes, stypes, grad_reqs):
-    """Return a cached plan or build one; ``shapes`` etc. are dicts name -> value."""
-    fwd = symbol._graph()
+def get_plan(fwd: IndexedGraph, shapes: dict, dtypes: dict, stypes: dict,
+             grad_reqs: dict) -> Plan:
+    """Return a cached plan of graph ``fwd`` or build one; ``shapes`` etc. are dicts
+    name -> value."""
     key = cache_key(fwd, shapes, dtypes, stypes, grad_reqs)
     with _CACHE_LOCK:
         plan = _CACHE.get(key)
@@ -358,7 +359,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs,
     return Plan(
         graph=graph, arg_names=tuple(n.name for n in args),
         aux_names=tuple(n.name for n in fwd.aux_nodes),
-        output_names=tuple(_out_name(e) for e in heads),
+        output_names=tuple(entry_name(e) for e in heads),
         arg_eids=arg_eids, aux_eids=aux_eids,
         head_eids=head_eids, head_grad_eids=hg_eids, grad_eids=grad_eids, grad_reqs=reqs,
         shapes=tuple(shp), dtypes=tuple(typ), stypes=tuple(st),
@@ -384,7 +385,3 @@ def _fuse(fwd, grad_reqs):
         return fwd
     return g
 
-
-def _out_name(entry):
-    from ..symbol.symbol import _entry_name
-    return _entry_name(entry)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import storage as st
+from ..graph import node_lines
 
 _MODE_NAMES = {"dense": "fcompute", "sparse": "fcompute_ex", "fallback": "fcompute_fallback"}
 
@@ -100,7 +101,6 @@ def memory_totals(exe) -> dict:
 def debug_str(exe):
     """MXNet's executor listing (outputs incl. gradients, every node) with each op's
     dispatch mode and storage types, then the memory totals."""
-    from ..symbol.symbol import node_lines
     plan = exe.plan
     g = plan.graph
     steps = {s.index: s for s in plan.forward_steps + plan.backward_steps}

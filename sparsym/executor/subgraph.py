@@ -16,7 +16,6 @@ from ..ndarray.ndarray import wrap
 from ..ops.control import control_flow as cf
 from ..ops.core import rules
 from ..passes.infer_attr import infer_attr
-from ..symbol.symbol import Symbol
 from .executor import Executor
 from .plan import build_plan
 
@@ -91,7 +90,7 @@ def _bound(sub, raws, want_grad):
     where = {id(n): i for i, n in enumerate(sub.inputs)}
     arg_pos = [where[id(n)] for n in g.arg_nodes]
     aux_pos = [where[id(n)] for n in g.aux_nodes]
-    exe = Executor(Symbol(g.heads), None, plan, [None] * len(arg_pos), [None] * len(arg_pos),
+    exe = Executor(g, None, plan, [None] * len(arg_pos), [None] * len(arg_pos),
                    [None] * len(aux_pos), list(plan.grad_reqs))
     hit = (exe, arg_pos, aux_pos, threading.Lock())
     with _LOCK:

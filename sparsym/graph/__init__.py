@@ -7,6 +7,8 @@ from .graph import (  # noqa: F401
     Node,
     bump_epoch,
     current_epoch,
+    entry_name,
+    node_lines,
     storage_key,
     topo_order,
 )

@@ -130,3 +130,26 @@ class IndexedGraph:
             app(tuple(self.head_eids()))
             self._signature = tuple(sig)
         return self._signature
+
+
+def node_lines(n, rename=None) -> list[str]:
+    """One node in MXNet's debug_str layout (``rename`` maps node names for display)."""
+    nm = rename or (lambda x: x)
+    if n.op is None:
+        return [f"Variable:{n.name}"]
+    out = ["-" * 20, f"Op:{n.op.name}, Name={nm(n.name)}", "Inputs:"]
+    for i, (c, j) in enumerate(n.inputs):
+        out.append(f"\targ[{i}]={nm(c.name)}({j})" + (" version=0" if c.op is None else ""))
+    attrs = n.all_attrs()
+    if attrs:
+        out.append("Attrs:")
+        out += [f"\t{k}={attrs[k]}" for k in sorted(attrs)]
+    return out
+
+
+def entry_name(entry) -> str:
+    """MXNet's name of a graph entry: a variable's name, or ``<node>_<output name>``."""
+    node, idx = entry
+    if node.op is None:
+        return node.name
+    return f"{node.name}_{node.op.out_names(node.params)[idx]}"

@@ -11,7 +11,7 @@ import numpy as np
 from numba import prange
 
 from ..base import ShapeError
-from ..storage import CSR, IDX, RSP
+from ..storage import CSR, IDX, RSP, install_csr_kernels
 from ._arrays import as_c, common
 from ._f16 import f16_safe
 from ._twins import twin
@@ -127,10 +127,7 @@ def canonicalize_csr(a: CSR) -> CSR:
                a.shape)
 
 
-# ----------------------------------------------------------------------------- dot
-# The products live in csr_dot.py (imported at the end of this module: they use the
-# helpers above, e.g. take_rows_csr, and read these thresholds at call time).
-
+# The matrix products live in csr_dot.py (it uses take_rows_csr from here).
 
 
 # ----------------------------------------------------------------------------- slicing
@@ -485,13 +482,4 @@ def getnnz(a: CSR, axis=None) -> np.ndarray:
     return np.diff(a.indptr).astype(IDX, copy=False)
 
 
-from .csr_dot import (  # noqa: E402,F401
-    dot_csr_dns,
-    dot_csr_rsp,
-    dot_csrT_dns,
-    dot_csrT_dns_rsp,
-    dot_csrT_rsp_rsp,
-    dot_dns_csr,
-    dot_dns_csr_csr,
-    dot_dns_csrT,
-)
+install_csr_kernels(csr_to_dense, dense_to_csr)

@@ -1,4 +1,4 @@
-"""Sparse matrix products over :class:`sparsym.storage.CSR` (re-exported by ``kernels.csr``).
+"""Sparse matrix products over :class:`sparsym.storage.CSR` .
 
 Storage contracts (every function is pure: new outputs, inputs untouched):
 
@@ -38,6 +38,7 @@ from ._arrays import (
 )
 from ._f16 import f16_safe
 from ._twins import balanced_bounds, blockwise, twin
+from .csr import take_rows_csr
 
 
 # ----------------------------------------------------------------------------- csr . dense
@@ -497,7 +498,6 @@ def dot_csrT_dns(a: CSR, b: np.ndarray) -> np.ndarray:
 @f16_safe
 def dot_csrT_rsp_rsp(a: CSR, w: RSP) -> RSP:
     """a.T @ w as row_sparse; w canonical; rows = stored columns of a's rows present in w."""
-    from .csr import take_rows_csr
     m, n = a.shape
     if w.shape[0] != m:
         raise ShapeError(f"dot(csr.T, row_sparse): a.T @ w needs w.shape[0] == {m}, got "

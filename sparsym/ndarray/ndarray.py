@@ -14,7 +14,7 @@ from ..context import Context, current_context, require_usable
 from ..ops.core.shape_codes import reshape_target
 from ..profiler import RUN as _PROF
 from .protocols import ArrayProtocols
-from .tape import STATE
+from .tape import AUTOGRAD, STATE
 
 # MXNet's name for the builtin ``slice`` (its module shadows ``slice`` with the operator)
 py_slice = slice
@@ -285,10 +285,9 @@ class NDArray(ArrayProtocols):
         >>> x.grad.asnumpy().tolist()
         [2.0, 4.0]
         """
-        autograd = _autograd
         stype = st.check_stype(stype if stype is not None else self.stype, "attach_grad: ")
         grad = wrap(st.zeros_raw(stype, self.shape, self._raw.dtype), self._ctx)
-        autograd.mark_variables([self], [grad], grad_req)
+        AUTOGRAD.mark_variables([self], [grad], grad_req)
 
     def detach(self):
         """The same values, cut off from the autograd graph (no gradient flows back)."""
@@ -306,8 +305,7 @@ class NDArray(ArrayProtocols):
         train_mode : bool, default True
             Run the backward ops in training mode.
         """
-        autograd = _autograd
-        autograd.backward([self], None if out_grad is None else [out_grad],
+        AUTOGRAD.backward([self], None if out_grad is None else [out_grad],
                           retain_graph=retain_graph, train_mode=train_mode)
 
     # ------------------------------------------------------------------ assignment
@@ -789,7 +787,6 @@ def moveaxis(tensor, source, destination):
 # modules that import this one, bound once it is complete: a relative import inside a
 # function costs about a microsecond per call, and warns (ImportWarning) when an importer
 # rewrote the module's __spec__, as an ``mxnet`` -> sparsym alias does
-from .. import autograd as _autograd  # noqa: E402
 from .. import ndarray as _nd_pkg  # noqa: E402
 from . import indexing as _indexing  # noqa: E402
 from . import interop as _interop  # noqa: E402

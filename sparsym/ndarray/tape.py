@@ -11,10 +11,11 @@ from __future__ import annotations
 import itertools
 import threading
 
+from ..base import MXNetError
 from ..graph import Node
 from ..ops.core.params import Attrs
 
-__all__ = ["STATE", "TapeNode", "variable", "record", "mark"]
+__all__ = ["STATE", "TapeNode", "variable", "record", "mark", "AUTOGRAD", "install_autograd"]
 
 
 class _State(threading.local):
@@ -25,6 +26,32 @@ class _State(threading.local):
 
 
 STATE = _State()
+
+
+def _autograd_missing(*args, **kwargs):
+    raise MXNetError("autograd is not installed: import sparsym (its autograd module installs "
+                     "NDArray.attach_grad and NDArray.backward)")
+
+
+class _AutogradHooks:
+    """What ``NDArray.attach_grad`` and ``NDArray.backward`` call. The autograd layer
+    (``sparsym/autograd.py``) installs its functions when it is imported, so the array
+    layer never imports the layer above it."""
+
+    __slots__ = ("mark_variables", "backward")
+
+    def __init__(self):
+        self.mark_variables = self.backward = _autograd_missing
+
+
+AUTOGRAD = _AutogradHooks()
+
+
+def install_autograd(mark_variables, backward) -> None:
+    """Install autograd's ``mark_variables(variables, gradients, grad_reqs)`` and
+    ``backward(heads, head_grads, retain_graph, train_mode)``."""
+    AUTOGRAD.mark_variables = mark_variables
+    AUTOGRAD.backward = backward
 _var_ids = itertools.count()
 _EMPTY = Attrs()
 

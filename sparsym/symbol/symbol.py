@@ -5,8 +5,17 @@ import warnings
 
 import numpy as np
 
-from ..base import MXNetError, ShapeError, open_for_load
-from ..graph import IndexedGraph, Node, bump_epoch, current_epoch, storage_key, topo_order
+from ..base import MXNetError, ShapeError, getenv, open_for_load
+from ..graph import (
+    IndexedGraph,
+    Node,
+    bump_epoch,
+    current_epoch,
+    entry_name,
+    node_lines,
+    storage_key,
+    topo_order,
+)
 from ..storage import STYPE_ID, check_stype
 from ..util import is_np_shape
 from .arith import NotImplementedForSymbol, SymbolOps
@@ -87,7 +96,7 @@ class Symbol(SymbolOps):
 
     def list_outputs(self):
         """Output names (``<node>_output`` for ops, the name for variables)."""
-        return [_entry_name(e) for e in self._outputs]
+        return [entry_name(e) for e in self._outputs]
 
     def list_auxiliary_states(self):
         """Names of auxiliary states (e.g. BatchNorm's moving_mean)."""
@@ -476,14 +485,26 @@ class Symbol(SymbolOps):
         [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
         """
         from ..executor.executor import simple_bind
-        return simple_bind(self, ctx, grad_req, type_dict, stype_dict, group2ctx,
-                           shared_arg_names, shared_exec, shared_buffer, kwargs)
+        sym = self._bound_form()
+        return simple_bind(sym._graph(), ctx, grad_req, type_dict, stype_dict, group2ctx,
+                           shared_arg_names, shared_exec, shared_buffer, kwargs, sym)
 
     def bind(self, ctx, args, args_grad=None, grad_req="write", aux_states=None,
              group2ctx=None, shared_exec=None):
         """Bind given arrays (list in list_arguments order, or dict) into an Executor."""
         from ..executor.executor import bind
-        return bind(self, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec)
+        sym = self._bound_form()
+        return bind(sym._graph(), ctx, args, args_grad, grad_req, aux_states, group2ctx,
+                    shared_exec, sym)
+
+    def _bound_form(self):
+        """This symbol with common subexpressions merged when ``MXNET_ELIMINATE_COMMON_EXPR=1``
+        (MXNet's switch; sparsym binds graphs as written unless it is set)."""
+        if getenv("MXNET_ELIMINATE_COMMON_EXPR", "0") != "1":
+            return self
+        from ..passes.cse import eliminate_common_expr
+        heads, merged = eliminate_common_expr(self._outputs)
+        return Symbol(heads) if merged else self
 
     def eval(self, ctx=None, **kwargs):
         """Bind ``kwargs`` arrays, run forward and return the list of outputs.
@@ -592,28 +613,6 @@ def _rewrap(err, msg):
     """The same error type with a new message (context prepended)."""
     new = type(err)(msg)
     return new
-
-
-def node_lines(n, rename=None):
-    """One node in MXNet's debug_str layout (``rename`` maps node names for display)."""
-    nm = rename or (lambda x: x)
-    if n.op is None:
-        return [f"Variable:{n.name}"]
-    out = ["-" * 20, f"Op:{n.op.name}, Name={nm(n.name)}", "Inputs:"]
-    for i, (c, j) in enumerate(n.inputs):
-        out.append(f"\targ[{i}]={nm(c.name)}({j})" + (" version=0" if c.op is None else ""))
-    attrs = n.all_attrs()
-    if attrs:
-        out.append("Attrs:")
-        out += [f"\t{k}={attrs[k]}" for k in sorted(attrs)]
-    return out
-
-
-def _entry_name(entry):
-    node, idx = entry
-    if node.op is None:
-        return node.name
-    return f"{node.name}_{node.op.out_names(node.params)[idx]}"
 
 
 # ---------------------------------------------------------------------- variables

@@ -69,3 +69,22 @@ def test_a_cycle_between_two_modules_is_found(tmp_path):
         "kvstore/dist.py": "from .base import create\n"})
     assert _layers.module_cycles(_layers.import_graph(pkg)) == [
         ("sparsym.kvstore.base", "sparsym.kvstore.dist")]
+
+
+def test_lower_layers_reach_upper_ones_through_installed_hooks(monkeypatch):
+    import sparsym as mx
+    from sparsym import autograd, storage
+    from sparsym.base import MXNetError, StorageError
+    from sparsym.kernels import csr as kcsr
+    from sparsym.ndarray import tape
+
+    assert tape.AUTOGRAD.backward is autograd.backward
+    assert storage._CSR_KERNELS["to_dense"] is kcsr.csr_to_dense
+    x = mx.nd.ones(2)
+    x.attach_grad()
+    monkeypatch.setattr(tape.AUTOGRAD, "backward", tape._autograd_missing)
+    with pytest.raises(MXNetError, match="autograd is not installed"):
+        x.backward()
+    monkeypatch.setattr(storage, "_CSR_KERNELS", {})
+    with pytest.raises(StorageError, match="csr conversions need"):
+        storage.dense_to_csr(x.asnumpy().reshape(1, 2))

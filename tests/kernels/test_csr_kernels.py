@@ -4,7 +4,7 @@ import pytest
 import scipy.sparse as sp
 
 from sparsym.base import ShapeError
-from sparsym.kernels import _twins
+from sparsym.kernels import _twins, csr_dot
 from sparsym.kernels import csr as K
 from sparsym.storage import CSR, IDX, RSP
 
@@ -97,7 +97,7 @@ def test_canonicalize_unsorted_duplicates(dtype):
     # unsorted input works for the any-order kernels too
     np.testing.assert_allclose(K.csr_to_dense(a), ref.toarray(), **tol(dtype))
     b = rng.standard_normal((n, 3)).astype(dtype)
-    np.testing.assert_allclose(K.dot_csr_dns(a, b), ref @ b, **tol(dtype))
+    np.testing.assert_allclose(csr_dot.dot_csr_dns(a, b), ref @ b, **tol(dtype))
     # already canonical and empty inputs
     e = K.canonicalize_csr(c)
     np.testing.assert_array_equal(e.indices, c.indices)
@@ -126,24 +126,24 @@ def test_dot(shape, dtype, par):
     for k in (None, 1, 5):
         bshape = (n,) if k is None else (n, k)
         b = rng.standard_normal(bshape).astype(dtype)
-        out = K.dot_csr_dns(a, b)
+        out = csr_dot.dot_csr_dns(a, b)
         assert out.dtype == dtype and out.shape == (m,) + bshape[1:]
         np.testing.assert_allclose(out, s @ b, **t)
         bt = rng.standard_normal((m,) + bshape[1:]).astype(dtype)
-        np.testing.assert_allclose(K.dot_csrT_dns(a, bt), s.T @ bt, **t)
-        r = K.dot_csrT_dns_rsp(a, bt)
+        np.testing.assert_allclose(csr_dot.dot_csrT_dns(a, bt), s.T @ bt, **t)
+        r = csr_dot.dot_csrT_dns_rsp(a, bt)
         assert isinstance(r, RSP) and r.shape == (n,) + bshape[1:]
         np.testing.assert_array_equal(r.indices, np.unique(s.indices))
         np.testing.assert_allclose(_rsp_dense(r), s.T @ bt, **t)
         x = rng.standard_normal((3, m)).astype(dtype)
-        np.testing.assert_allclose(K.dot_dns_csr(x, a), x @ s.toarray(), **t)
-        np.testing.assert_allclose(K.dot_dns_csr(x[0], a), x[0] @ s.toarray(), **t)
-        c = K.dot_dns_csr_csr(x, a)
+        np.testing.assert_allclose(csr_dot.dot_dns_csr(x, a), x @ s.toarray(), **t)
+        np.testing.assert_allclose(csr_dot.dot_dns_csr(x[0], a), x[0] @ s.toarray(), **t)
+        c = csr_dot.dot_dns_csr_csr(x, a)
         canonical(c)
         np.testing.assert_allclose(dense(c), x @ s.toarray(), **t)
         xt = rng.standard_normal((3, n)).astype(dtype)
-        np.testing.assert_allclose(K.dot_dns_csrT(xt, a), xt @ s.toarray().T, **t)
-        np.testing.assert_allclose(K.dot_dns_csrT(xt[1], a), xt[1] @ s.toarray().T, **t)
+        np.testing.assert_allclose(csr_dot.dot_dns_csrT(xt, a), xt @ s.toarray().T, **t)
+        np.testing.assert_allclose(csr_dot.dot_dns_csrT(xt[1], a), xt[1] @ s.toarray().T, **t)
 
 
 def _rsp_dense(r):
@@ -163,7 +163,6 @@ def _rand_rsp(n, k, frac, dtype, seed):
 def rsp_lookup(request, monkeypatch):
     """Force each way dot(csr, row_sparse) finds a column's stored row: a dense copy of w,
     a dense column map, a hash of the stored rows, a binary search."""
-    from sparsym.kernels import csr_dot
     never = -10**12
     if request.param != "densify":
         monkeypatch.setattr(csr_dot, "_DENSIFY_FACTOR", never)
@@ -183,11 +182,11 @@ def test_dot_rsp(shape, dtype, frac, par, rsp_lookup):
     t = tol(dtype)
     for k in (None, 3):
         w = _rand_rsp(n, k, frac, dtype, 3)
-        out = K.dot_csr_rsp(a, w)
+        out = csr_dot.dot_csr_rsp(a, w)
         assert out.shape == (m,) + w.shape[1:]
         np.testing.assert_allclose(out, s @ _rsp_dense(w), **t)
         v = _rand_rsp(m, k, frac, dtype, 4)
-        r = K.dot_csrT_rsp_rsp(a, v)
+        r = csr_dot.dot_csrT_rsp_rsp(a, v)
         assert r.shape == (n,) + v.shape[1:]
         assert np.all(np.diff(r.indices) > 0)
         np.testing.assert_allclose(_rsp_dense(r), s.T @ _rsp_dense(v), **t)
@@ -199,16 +198,16 @@ def test_dot_csr_rsp_binary_search_path(par):
     # n >> nnz: exercises the binary-search lookup rather than the dense map
     a, s = rand_csr(20, 100000, 3, "power", np.float64)
     w = _rand_rsp(100000, 4, 0.3, np.float64, 5)
-    np.testing.assert_allclose(K.dot_csr_rsp(a, w), s @ _rsp_dense(w), rtol=1e-12)
+    np.testing.assert_allclose(csr_dot.dot_csr_rsp(a, w), s @ _rsp_dense(w), rtol=1e-12)
     # ... and the sort-based unique-column path of the transposed products
     b = np.random.default_rng(6).standard_normal((20, 3))
-    r = K.dot_csrT_dns_rsp(a, b)
+    r = csr_dot.dot_csrT_dns_rsp(a, b)
     np.testing.assert_array_equal(r.indices, np.unique(s.indices))
     np.testing.assert_allclose(r.data, (s.T @ b)[r.indices], rtol=1e-12)
     v = _rand_rsp(20, 3, 0.5, np.float64, 7)
-    r = K.dot_csrT_rsp_rsp(a, v)
+    r = csr_dot.dot_csrT_rsp_rsp(a, v)
     np.testing.assert_allclose(_rsp_dense(r), s.T @ _rsp_dense(v), rtol=1e-12)
-    c = K.dot_dns_csr_csr(b.T, a)
+    c = csr_dot.dot_dns_csr_csr(b.T, a)
     np.testing.assert_allclose(dense(c), b.T @ s.toarray(), rtol=1e-12)
 
 
@@ -218,7 +217,6 @@ def test_csrT_rows_kernels_agree(n, k):
     """Every csr.T @ dense kernel the csrT gate can pick (serial scatter, serial and
     parallel transpose-and-gather) gives the stored columns and their sums: unsorted and
     duplicate columns, empty rows, stored zeros, a column map or a sort over the keys."""
-    from sparsym.kernels import csr_dot
     rng = np.random.default_rng(k)
     m = 40
     rows = np.sort(rng.integers(0, m, 300))
@@ -248,7 +246,6 @@ def test_dot_csrT_k1_unsorted_duplicates_structural_zeros(dtype, dense_buf, monk
     their row, n is not a multiple of 64 (the dense path's bit set has a ragged tail)."""
     import sparsym as mx
     from sparsym import kernels
-    from sparsym.kernels import csr_dot
     monkeypatch.setattr(csr_dot, "_DENSE_T_BYTES", (1 << 21) if dense_buf else 0)
     rng = np.random.default_rng(11)
     m, n = 9, 131
@@ -298,11 +295,11 @@ def test_large_int64_shape_without_densifying():
     w = RSP(rng.standard_normal((len(rows), 2)).astype(np.float32), rows, (n, 2))
     wd = np.zeros((n, 2), np.float32)
     wd[rows] = w.data
-    np.testing.assert_allclose(K.dot_csr_rsp(a, w), s @ wd, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(csr_dot.dot_csr_rsp(a, w), s @ wd, rtol=1e-4, atol=1e-5)
     wall = RSP(rng.standard_normal((n, 2)).astype(np.float32), np.arange(n, dtype=IDX), (n, 2))
-    np.testing.assert_allclose(K.dot_csr_rsp(a, wall), s @ wall.data, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(csr_dot.dot_csr_rsp(a, wall), s @ wall.data, rtol=1e-4, atol=1e-5)
     b = rng.standard_normal((m, 2)).astype(np.float32)
-    g = K.dot_csrT_dns_rsp(a, b)
+    g = csr_dot.dot_csrT_dns_rsp(a, b)
     assert g.shape == (n, 2)
     np.testing.assert_array_equal(g.indices, np.unique(indices))
     ref = (s.T @ b)[g.indices]
@@ -395,7 +392,7 @@ def test_errors_and_no_mutation():
     a, s = rand_csr(5, 6, 2, "uniform", np.float32)
     snap = (a.data.copy(), a.indices.copy(), a.indptr.copy())
     with pytest.raises(ShapeError):
-        K.dot_csr_dns(a, np.ones((5, 2), np.float32))
+        csr_dot.dot_csr_dns(a, np.ones((5, 2), np.float32))
     with pytest.raises(ShapeError):
         K.add_csr_csr(a, rand_csr(5, 7, 2, "uniform", np.float32)[0])
     with pytest.raises(ShapeError):
@@ -403,12 +400,12 @@ def test_errors_and_no_mutation():
     with pytest.raises(ShapeError):
         K.sum_csr(a, 2)
     K.add_csr_csr(a, a, 3.0, 2.0)
-    K.dot_csrT_dns_rsp(a, np.ones((5, 2), np.float32))
+    csr_dot.dot_csrT_dns_rsp(a, np.ones((5, 2), np.float32))
     K.slice_csr(a, (1, 1), (3, 4))
     for x, y in zip(snap, (a.data, a.indices, a.indptr)):
         np.testing.assert_array_equal(x, y)
     # mixed dtypes promote
-    out = K.dot_csr_dns(a, np.ones((6, 2), np.float64))
+    out = csr_dot.dot_csr_dns(a, np.ones((6, 2), np.float64))
     assert out.dtype == np.float64
 
 
