@@ -21,9 +21,10 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "containers, profiler",
      ("sparsym.base", "sparsym.error", "sparsym._threading_env", "sparsym._compile_notice",
       "sparsym._layers", "sparsym.log", "sparsym.context", "sparsym.util", "sparsym.utils",
-      "sparsym.engine", "sparsym.runtime", "sparsym.profiler", "sparsym.registry",
+      "sparsym.engine", "sparsym.profiler", "sparsym.registry",
       "sparsym._rng", "sparsym.dtype_flags", "sparsym.storage")),
-    ("kernels", "pure functions on raw storage (NumPy, Numba loops)",
+    ("kernels", "pure functions on raw storage (NumPy, Numba loops; oneDNN primitives in "
+     "kernels/onednn)",
      ("sparsym.kernels",)),
     ("ops", "operator records: ops/core (OpDef, registry, dispatch, params, rules, grad) "
      "and one folder per family",
@@ -38,11 +39,11 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("sparsym.symbol", "sparsym.autograd", "sparsym.cached_op", "sparsym.operator",
       "sparsym.attribute", "sparsym.name", "sparsym.random")),
     ("services", "optimizer, kvstore, initializers, metrics, schedules, checkpoints, "
-     "record I/O, visualisation",
+     "record I/O, visualisation, runtime features",
      ("sparsym.optimizer", "sparsym.kvstore", "sparsym.checkpoint",
       "sparsym.initializer", "sparsym.lr_scheduler", "sparsym.metric", "sparsym.monitor",
       "sparsym.recordio", "sparsym.callback", "sparsym.viz", "sparsym.visualization",
-      "sparsym.plotting")),
+      "sparsym.plotting", "sparsym.runtime")),
     ("frontends", "module, model/feedforward, gluon, io, image, rnn, contrib",
      ("sparsym.module", "sparsym.model", "sparsym.feedforward", "sparsym.gluon",
       "sparsym.io", "sparsym.image", "sparsym.rnn", "sparsym.contrib", "sparsym.sklearn",
