@@ -267,7 +267,7 @@ def test_dot_csrT_k1_unsorted_duplicates_structural_zeros(dtype, dense_buf, monk
     for bshape in ((m,), (m, 1)):
         b = rng.standard_normal(bshape).astype(dtype)
         ref = s.T @ b.astype(np.float64)
-        r = kernels.csr.dot_csrT_dns_rsp(a, b)
+        r = kernels.csr_dot.dot_csrT_dns_rsp(a, b)
         assert r.shape == (n,) + bshape[1:] and r.data.dtype == dtype
         np.testing.assert_array_equal(r.indices, np.unique(cols))
         np.testing.assert_allclose(r.data.astype(np.float64), ref[r.indices], **t)

@@ -5,7 +5,7 @@ import numpy as np
 
 from ... import storage as st
 from ...kernels import blas
-from ...kernels import csr as kcsr
+from ...kernels import csr_dot as kdot
 from ...kernels._arrays import rows2
 from ..core import rules
 from ..core.grad import bw, kept
@@ -109,7 +109,7 @@ def _dot_rsp_dns(r, b, transpose_a):
 
 
 def _rows():
-    k = kcsr
+    k = kdot
     return (
         Dispatch((DNS, DNS), (DNS,), _dot_dense, when=_fs(None, DNS)),
         Dispatch((CSR, DNS), (DNS,), lambda a, xs: (k.dot_csr_dns(xs[0], xs[1]),),
