@@ -62,14 +62,6 @@ ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = ()
 ALLOWED_CYCLES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("sparsym.executor.bind_arrays", "sparsym.executor.executor"),
      "binding builds an Executor; Executor.reshape re-binds through bind_arrays"),
-    (("sparsym.gluon.block", "sparsym.gluon.nn", "sparsym.gluon.summary",
-      "sparsym.gluon.symbol_block"),
-     "Block.summary imports summary, which imports nn and symbol_block"),
-    (("sparsym.image.detection", "sparsym.io.det_iter"),
-     "the detection iterator and its augmenters import each other"),
-    (("sparsym.kvstore.base", "sparsym.kvstore.cluster", "sparsym.kvstore.dist",
-      "sparsym.kvstore.local"),
-     "kvstore.base.create imports the stores it builds"),
     (("sparsym.ndarray.indexing", "sparsym.ndarray.interop", "sparsym.ndarray.ndarray",
       "sparsym.ndarray.op", "sparsym.ndarray.sparse"),
      "NDArray's methods call op.invoke, indexing, interop and sparse, bound at the bottom "

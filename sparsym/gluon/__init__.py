@@ -80,6 +80,9 @@ from . import rnn  # noqa: F401
 from . import contrib  # noqa: F401
 from .trainer import Trainer  # noqa: F401
 from . import model_zoo  # noqa: F401
+from . import summary as _summary
+
+block.install(summary=_summary.summary, SymbolBlock=SymbolBlock)
 from ..ndarray.ndarray import NDArray as _NDArray
 from ..symbol import Symbol as _Symbol
 

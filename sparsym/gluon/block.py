@@ -9,6 +9,7 @@ from collections import OrderedDict, defaultdict
 
 from .. import initializer, ndarray
 from .. import symbol as _symbol
+from ..base import MXNetError
 from ..ndarray.ndarray import NDArray
 from ..symbol import naming as _name
 from ..symbol.symbol import Symbol
@@ -482,8 +483,7 @@ class Block:
 
     def summary(self, *inputs):
         """Print each layer's output shape and parameter count for ``inputs``."""
-        from .summary import summary
-        summary(self, *inputs)
+        _installed("summary")(self, *inputs)
 
 
 class HybridBlock(Block):
@@ -737,9 +737,25 @@ class HybridBlock(Block):
         raise NotImplementedError
 
 
+# What this module needs from the modules built on it (summary.py, symbol_block.py), installed
+# by gluon/__init__.py with ``install``: Block.summary and MXNet's block.SymbolBlock.
+_INSTALLED: dict = {}
+
+
+def install(**parts) -> None:
+    """Install ``summary`` (the function behind Block.summary) and ``SymbolBlock``."""
+    _INSTALLED.update(parts)
+
+
+def _installed(name):
+    try:
+        return _INSTALLED[name]
+    except KeyError:
+        raise MXNetError(f"gluon.block.{name} is not installed: import sparsym.gluon") from None
+
+
 def __getattr__(name):
-    # MXNet defines SymbolBlock in this module; it lives in symbol_block.py (imports this one)
-    if name == "SymbolBlock":
-        from .symbol_block import SymbolBlock
-        return SymbolBlock
+    # MXNet defines SymbolBlock in this module; it lives in symbol_block.py (built on this one)
+    if name == "SymbolBlock" and name in _INSTALLED:
+        return _INSTALLED[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

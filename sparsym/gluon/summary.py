@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from ..ndarray.ndarray import NDArray
+from .block import HybridBlock
+from .nn import HybridSequential, Sequential
 
 _ROW = "{:>20}  {:>42} {:>15}"
 
@@ -26,9 +28,6 @@ def summary(block, *inputs):
     HybridBlock cannot be summarised: its layers do not run one by one (AssertionError,
     as in MXNet).
     """
-    from .block import HybridBlock
-    from .nn import HybridSequential, Sequential
-
     rows = [("Input", _shape_str(inputs), 0, 0, 0)]
     seen = set()
     handles = []

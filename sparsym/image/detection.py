@@ -368,9 +368,12 @@ def CreateDetAugmenter(data_shape, resize=0, rand_crop=0, rand_pad=0, rand_gray=
     return auglist
 
 
+# MXNet defines ImageDetIter in this module; it lives with the other iterators in
+# sparsym/io/det_iter.py (built on this module), which installs it here when imported
+_INSTALLED: dict = {}
+
+
 def __getattr__(name):
-    # the iterator lives with the other iterators in sparsym.io, which imports this package
-    if name == "ImageDetIter":
-        from ..io.det_iter import ImageDetIter
-        return ImageDetIter
+    if name == "ImageDetIter" and name in _INSTALLED:
+        return _INSTALLED[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,6 +6,7 @@ import logging
 import numpy as np
 
 from .. import ndarray as nd
+from ..image import detection as _detection
 from ..image.detection import CreateDetAugmenter
 from .image_iters import ImageIter
 from .io import DataDesc
@@ -161,3 +162,6 @@ class ImageDetIter(ImageIter):
             if not i:
                 raise
         return i
+
+
+_detection._INSTALLED["ImageDetIter"] = ImageDetIter  # MXNet's mx.image.detection name

@@ -111,7 +111,7 @@ def _check_states(w, states, where):
                              f"shape {w.shape}")
 
 
-def _via_float32(fn, w, g, states, *scalars):
+def via_float32(fn, w, g, states, *scalars) -> bool:
     """Numba has no float16: run the update on float32 copies and round the weight and
     the states back (MXNet's half-precision kernels also compute each step in float)."""
     gdata = g.data if isinstance(g, RSP) else g
@@ -131,7 +131,7 @@ def _via_float32(fn, w, g, states, *scalars):
 
 
 def _dense(kern, where, w, g, states, *scalars):
-    if _via_float32(lambda w2, g2, s2, *a: _dense(kern, where, w2, g2, s2, *a),
+    if via_float32(lambda w2, g2, s2, *a: _dense(kern, where, w2, g2, s2, *a),
                     w, g, states, *scalars):
         return
     if g.shape != w.shape:
@@ -145,7 +145,7 @@ def _dense(kern, where, w, g, states, *scalars):
 
 
 def _lazy(kern, where, w, g, states, *scalars):
-    if _via_float32(lambda w2, g2, s2, *a: _lazy(kern, where, w2, g2, s2, *a),
+    if via_float32(lambda w2, g2, s2, *a: _lazy(kern, where, w2, g2, s2, *a),
                     w, g, states, *scalars):
         return
     if not isinstance(g, RSP):

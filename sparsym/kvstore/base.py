@@ -141,6 +141,25 @@ class TestStore(SingleWorker, KVStoreBase):
         raise NotImplementedError("teststore has no optimizer states")
 
 
+# The stores this package defines install their builders here when their modules are
+# imported (local.py: "local"; dist.py: "dist" and "dist_worker"; kvstore/__init__.py
+# imports both), so ``create`` never imports the modules built on this one.
+_BUILDERS: dict = {}
+
+
+def install_store(kind: str, builder) -> None:
+    """Make ``builder`` the constructor ``create`` uses for stores of ``kind``."""
+    _BUILDERS[kind] = builder
+
+
+def store_builder(kind: str):
+    """The installed constructor of ``kind`` stores ('local', 'dist', 'dist_worker')."""
+    try:
+        return _BUILDERS[kind]
+    except KeyError:
+        raise MXNetError(f"no {kind!r} kvstore is installed: import sparsym.kvstore") from None
+
+
 _BUILTIN = ("local", "device", "local_allreduce_cpu", "local_allreduce_device", "nccl")
 
 
@@ -171,10 +190,8 @@ def create(name="local"):
     if name in KVStoreBase.kv_registry:
         return KVStoreBase.kv_registry[name]()
     if "dist" in name:
-        from .dist import create_dist
-        return create_dist(name)
+        return store_builder("dist")(name)
     if name in _BUILTIN:
-        from .local import KVStore
-        return KVStore(name)
+        return store_builder("local")(name)
     raise MXNetError(f"Unknown KVStore type {name!r}; expected local, device, dist_*, or one "
                      f"registered with KVStoreBase.register ({sorted(KVStoreBase.kv_registry)})")

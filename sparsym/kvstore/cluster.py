@@ -9,6 +9,7 @@ import uuid
 from dataclasses import asdict, dataclass
 
 from ..base import MXNetError
+from .base import store_builder
 
 __all__ = ["DistConfig", "ServerGroup", "start_servers", "connect_ray", "import_ray",
            "RAY_MISSING"]
@@ -160,8 +161,7 @@ class ServerGroup:
 
     def worker(self, kv_type="dist_sync", rank=None):
         """A :class:`~sparsym.kvstore.dist.DistKVStore` worker of this job in this process."""
-        from .dist import DistKVStore
-        return DistKVStore(kv_type, rank=rank, namespace=self.namespace)
+        return store_builder("dist_worker")(kv_type, rank=rank, namespace=self.namespace)
 
     def wait_ready(self):
         """Block until the scheduler and every server answer."""

@@ -34,7 +34,7 @@ from .. import storage as st
 from ..base import MXNetError
 from ..kernels import rsp as krsp
 from ..ndarray.ndarray import NDArray, wrap
-from .base import KVStoreBase, _as_list
+from .base import KVStoreBase, _as_list, install_store
 from .cluster import (  # noqa: F401
     RAY_MISSING,
     DistConfig,
@@ -597,3 +597,7 @@ def create_dist(name):
         # workers organising themselves (no launcher): the first one creates the actors
         start_servers(namespace=namespace, detached=True)
     return DistKVStore(name, namespace=namespace)
+
+
+install_store("dist", create_dist)
+install_store("dist_worker", DistKVStore)

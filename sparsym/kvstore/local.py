@@ -10,7 +10,8 @@ from ..base import MXNetError, ShapeError
 from ..kernels import rsp as krsp
 from ..kernels._arrays import sorted_unique
 from ..ndarray.ndarray import NDArray, wrap
-from .base import KVStoreBase, SingleWorker, _as_list
+from .base import KVStoreBase, SingleWorker, _as_list, install_store
+from .gradsum import sum_raw
 
 logger = logging.getLogger("sparsym")
 
@@ -54,17 +55,7 @@ def _check_shape(k, stored, dst, what):
 
 def _sum(values):
     """Sum pushed values (per-device copies), keeping row_sparse when all are."""
-    raws = [v._raw for v in values]
-    if all(isinstance(r, st.RSP) for r in raws):
-        return raws[0].copy() if len(raws) == 1 else krsp.add_n_rsp(raws)
-    if len(raws) == 1:
-        r = raws[0]
-        return st.todense(r).copy() if not isinstance(r, st.RSP) else r.copy()
-    out = st.todense(raws[0]).copy()
-    for r in raws[1:]:
-        out += st.todense(r)
-    return out
-
+    return sum_raw([v._raw for v in values])
 
 
 class KVStore(SingleWorker, KVStoreBase):
@@ -263,3 +254,6 @@ class KVStore(SingleWorker, KVStoreBase):
 
     def _send_command_to_servers(self, head, body):
         """No servers in a local store."""
+
+
+install_store("local", KVStore)

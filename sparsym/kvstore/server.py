@@ -40,8 +40,8 @@ import numpy as np
 
 from .. import storage as st
 from ..base import FormatError, MXNetError
-from ..kernels import rsp as krsp
 from .compression import decode_payload
+from .gradsum import sum_raw
 
 logger = logging.getLogger("sparsym")
 
@@ -219,14 +219,7 @@ class _Key:
 def _merge(raws):
     """Sum the pushed values of one round (row_sparse stays row_sparse)."""
     raws = [r for r in raws if r is not None]
-    if not raws:
-        return None
-    if all(isinstance(r, st.RSP) for r in raws):
-        return raws[0] if len(raws) == 1 else krsp.add_n_rsp(raws)
-    out = np.array(st.todense(raws[0]), copy=True)
-    for r in raws[1:]:
-        out += st.todense(r)
-    return out
+    return sum_raw(raws, copy=False) if raws else None
 
 
 class ServerImpl:

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import storage as st
 from ..base import getenv
-from ..kernels import rsp as krsp
+from ..kvstore.gradsum import sum_raw
 
 
 def create_kvstore(kvstore, num_device, arg_params):
@@ -49,13 +48,7 @@ def initialize_kvstore(kv, param_arrays, arg_params, param_names, update_on_kvst
 
 
 def _sum_grads(grads):
-    raws = [g._raw for g in grads]
-    if all(isinstance(r, st.RSP) for r in raws):
-        return krsp.add_n_rsp(raws)
-    out = st.todense(raws[0]).copy()
-    for r in raws[1:]:
-        out += st.todense(r)
-    return out
+    return sum_raw([g._raw for g in grads])
 
 
 def update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,

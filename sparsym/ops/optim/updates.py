@@ -113,23 +113,22 @@ def _update_kernel(name, dense, lazy=None, std=None, scalars=(), lazy_rule="para
         kw = {k: attrs[k] for k in scalars}
         if "clip_gradient" in kw and kw["clip_gradient"] < 0:
             kw["clip_gradient"] = None
+        def run(work, gg, wviews):
+            if isinstance(gg, st.RSP) and lazy is not None \
+                    and _use_lazy(lazy_rule, attrs, w, states):
+                lazy(work, gg, *wviews, **kw)
+            elif isinstance(gg, st.RSP) and std is not None:
+                std(work, gg, *wviews, **kw)
+            else:
+                dense(work, _grad_as(st.todense(gg) if isinstance(gg, st.RSP) else gg,
+                                     work.dtype), *wviews, **kw)
+
         # Numba has no half-precision arithmetic: float16 weights and states are updated as
-        # float32 copies (a whole-array round trip) and stored back
+        # float32 copies and stored back, by the kernels' one widening (via_float32)
         half = any(a.dtype == np.float16 for a in [arr, *views])
-        work = arr.astype(np.float32) if half else arr
-        wviews = [v.astype(np.float32) for v in views] if half else views
-        gg = _grad_as(g, work.dtype)
-        if isinstance(gg, st.RSP) and lazy is not None and _use_lazy(lazy_rule, attrs, w, states):
-            lazy(work, gg, *wviews, **kw)
-        elif isinstance(gg, st.RSP) and std is not None:
-            std(work, gg, *wviews, **kw)
-        else:
-            dense(work, _grad_as(st.todense(gg) if isinstance(gg, st.RSP) else gg, work.dtype),
-                  *wviews, **kw)
-        if half:
-            arr[...] = work
-            for v, v32 in zip(views, wviews):
-                v[...] = v32
+        gg = _grad_as(g, np.dtype(np.float32) if half else arr.dtype)
+        if not kopt.via_float32(run, arr, gg, views):
+            run(arr, gg, views)
         for _, back in pairs:
             if back is not None:
                 back()
