@@ -15,6 +15,33 @@ from .pool import MemoryPool
 logger = logging.getLogger("sparsym")
 
 
+_REQS = ("null", "write", "add", "inplace")
+
+
+def _check_req(v, where):
+    if v not in _REQS:
+        raise ValueError(f"grad_req={v} is not a valid input in {where}; only 'null', "
+                         "'write', and 'add' are supported")
+    return "write" if v == "inplace" else v
+
+
+def normalize_grad_req(grad_req, arg_names, where):
+    """grad_req as {argument: 'null' | 'write' | 'add'} (MXNet's str / list / dict forms)."""
+    if isinstance(grad_req, str):
+        req = _check_req(grad_req, where)
+        return dict.fromkeys(arg_names, req)
+    if isinstance(grad_req, (list, tuple)):
+        if len(grad_req) != len(arg_names):
+            raise ValueError(f"The length of grad_req list does not match the number of input "
+                             f"arguments in {where}, expected {len(arg_names)}, provided "
+                             f"{len(grad_req)}")
+        return {n: _check_req(r, where) for n, r in zip(arg_names, grad_req)}
+    if isinstance(grad_req, dict):
+        return {n: _check_req(grad_req.get(n, "null"), where) for n in arg_names}
+    raise TypeError(f"{where}: grad_req must be a str, list or dict, got "
+                    f"{type(grad_req).__name__}")
+
+
 def _zeros(stype, shape, dtype, ctx):
     return wrap(st.zeros_raw(stype, shape, dtype), ctx)
 
@@ -60,12 +87,11 @@ def _check_shared(name, arr, shape, dtype, stype, what):
             "shared_arg_names to give this executor its own array)")
 
 
-def allocate(graph, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, shared_buffer,
-             symbol=None):
-    """Create the executor's arrays (MXNet 1.9's simple_bind): parameters named in
+def allocate(graph, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, shared_buffer):
+    """Create an executor's arrays (MXNet 1.9's simple_bind): parameters named in
     ``shared_arg_names`` (and their gradients) and aux states are taken from ``shared_exec``;
-    other dense arguments are views of ``shared_buffer`` arrays when big enough."""
-    from .executor import Executor
+    other dense arguments are views of ``shared_buffer`` arrays when big enough. Returns
+    (arguments, gradients, aux states, grad_reqs, memory pool, outputs)."""
     shapes, dtypes, stypes = plan.shapes, plan.dtypes, plan.stypes
     nodes = graph.arg_nodes
     shared_names = set(shared_arg_names or ())
@@ -120,8 +146,7 @@ def allocate(graph, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, s
         pool = _buffer_pool(shared_buffer)
     else:
         pool = None
-    return Executor(graph, ctx, plan, arg_arrays, grad_arrays, aux_arrays, req_list,
-                    group2ctx, pool, outputs, symbol=symbol)
+    return arg_arrays, grad_arrays, aux_arrays, req_list, pool, outputs
 
 
 _BUFFER_POOLS: OrderedDict[int, MemoryPool] = OrderedDict()
@@ -164,10 +189,10 @@ def _as_list(values, names, what):
     return values
 
 
-def bind_given(graph, ctx, args, args_grad, grad_req, aux_states, group2ctx, shared_exec,
-               symbol=None):
-    """Bind user arrays (MXNet 1.9's bind); shapes, dtypes and stypes are the arrays'."""
-    from .executor import Executor, normalize_grad_req
+def bind_given(graph, ctx, args, args_grad, grad_req, aux_states, group2ctx):
+    """Check user arrays for a bind (MXNet 1.9's bind) and plan ``graph`` for their shapes,
+    dtypes and stypes. Returns (plan, arguments, gradients, aux states, grad_reqs,
+    outputs)."""
     g = graph
     arg_names = [n.name for n in g.arg_nodes]
     aux_names = [n.name for n in g.aux_nodes]
@@ -205,10 +230,8 @@ def bind_given(graph, ctx, args, args_grad, grad_req, aux_states, group2ctx, sha
             raise ShapeError(f"bind: gradient array for {n} has shape {gr.shape}, expected "
                              f"{tuple(plan.shapes[e])}")
         grads.append(gr)  # MXNet keeps a given array under grad_req 'null' (untouched)
-    return Executor(graph, ctx, plan, list(arg_list), grads, aux_arrays,
-                    [reqs[n] for n in arg_names], group2ctx,
-                    shared_exec._pool if shared_exec is not None else None,
-                    _outputs(plan, group2ctx, ctx), symbol=symbol)
+    return (plan, list(arg_list), grads, aux_arrays, [reqs[n] for n in arg_names],
+            _outputs(plan, group2ctx, ctx))
 
 
 def _reuse(old, shape, name, what, provided, partial_shaping, allow_up_sizing, ctx):
@@ -236,9 +259,10 @@ def _reuse(old, shape, name, what, provided, partial_shaping, allow_up_sizing, c
     return wrap(old._raw.reshape(-1)[:size].reshape(shape), old.context)
 
 
-def reshape_executor(exe, partial_shaping, allow_up_sizing, kwargs):
-    """MXNet's Executor.reshape: shapes inferred from ``kwargs``; memory shared with ``exe``."""
-    from .executor import Executor
+def reshape_arrays(exe, partial_shaping, allow_up_sizing, kwargs):
+    """The plan and arrays of MXNet's Executor.reshape: shapes inferred from ``kwargs``,
+    memory shared with ``exe``. Returns (plan, arguments, gradients, aux states, outputs,
+    indices of the outputs that view the old ones)."""
     plan = exe._plan
     names = set(plan.input_names)
     shapes = {}
@@ -268,9 +292,4 @@ def reshape_executor(exe, partial_shaping, allow_up_sizing, kwargs):
                 and fresh.size <= old.size and old._raw.flags.c_contiguous):
             outs[i] = _reuse(old, fresh.shape, "", "output", (), True, False, old.context)
             views.add(i)
-    out = Executor(exe.graph, exe._ctx, new, args, grads, aux, list(exe._grad_req_list),
-                   exe._group2ctx, exe._pool, outs, symbol=exe._symbol)
-    out._out_views = frozenset(views)
-    if exe._monitor is not None:
-        out.set_monitor_callback(exe._monitor, exe._monitor_all)
-    return out
+    return new, args, grads, aux, outs, views

@@ -15,36 +15,10 @@ from ..kernels.onednn.core import Tensor as _Blocked
 from ..kernels.onednn.core import to_plain
 from ..ndarray.ndarray import NDArray, wrap
 from ..ops.core import rules
+from .bind_arrays import allocate, bind_given, normalize_grad_req, reshape_arrays
 from .plan import get_plan
 
 __all__ = ["Executor", "simple_bind", "bind"]
-
-_REQS = ("null", "write", "add", "inplace")
-
-
-def _check_req(v, where):
-    if v not in _REQS:
-        raise ValueError(f"grad_req={v} is not a valid input in {where}; only 'null', "
-                         "'write', and 'add' are supported")
-    return "write" if v == "inplace" else v
-
-
-def normalize_grad_req(grad_req, arg_names, where):
-    """grad_req as {argument: 'null' | 'write' | 'add'} (MXNet's str / list / dict forms)."""
-    if isinstance(grad_req, str):
-        req = _check_req(grad_req, where)
-        return dict.fromkeys(arg_names, req)
-    if isinstance(grad_req, (list, tuple)):
-        if len(grad_req) != len(arg_names):
-            raise ValueError(f"The length of grad_req list does not match the number of input "
-                             f"arguments in {where}, expected {len(arg_names)}, provided "
-                             f"{len(grad_req)}")
-        return {n: _check_req(r, where) for n, r in zip(arg_names, grad_req)}
-    if isinstance(grad_req, dict):
-        return {n: _check_req(grad_req.get(n, "null"), where) for n in arg_names}
-    raise TypeError(f"{where}: grad_req must be a str, list or dict, got "
-                    f"{type(grad_req).__name__}")
-
 
 def _can_adopt(mine, value) -> bool:
     """Whether a 'write' may hand ``value``'s buffer to the gradient array instead of copying.
@@ -582,8 +556,14 @@ class Executor:
         old memory. ``partial_shaping`` allows arguments not named in ``kwargs`` to change
         shape; ``allow_up_sizing`` allows allocating arrays larger than the old ones.
         """
-        from .bind_arrays import reshape_executor
-        return reshape_executor(self, partial_shaping, allow_up_sizing, kwargs)
+        plan, args, grads, aux, outs, views = reshape_arrays(self, partial_shaping,
+                                                             allow_up_sizing, kwargs)
+        out = Executor(self.graph, self._ctx, plan, args, grads, aux, list(self._grad_req_list),
+                       self._group2ctx, self._pool, outs, symbol=self._symbol)
+        out._out_views = frozenset(views)
+        if self._monitor is not None:
+            out.set_monitor_callback(self._monitor, self._monitor_all)
+        return out
 
     def debug_str(self):
         """MXNet's plan listing plus dispatch modes and memory totals: "Total N MB
@@ -683,7 +663,6 @@ def simple_bind(graph: IndexedGraph, ctx, grad_req, type_dict: dict | None,
                 shared_exec, shared_buffer, kwargs: dict, symbol=None) -> Executor:
     """Plan ``graph`` for the shapes in ``kwargs`` and allocate its arrays (see
     :meth:`Symbol.simple_bind`); ``symbol`` is the Symbol bound, kept by the executor."""
-    from .bind_arrays import allocate
     ctx = _usable(ctx or current_context(), group2ctx, "simple_bind")
     fwd = graph
     arg_names = [n.name for n in fwd.arg_nodes]
@@ -706,17 +685,21 @@ def simple_bind(graph: IndexedGraph, ctx, grad_req, type_dict: dict | None,
         raise bind_error(err, listing) from None
     except ValueError as err:
         raise bind_error(MXNetError(str(err)), listing) from None
-    return allocate(graph, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec,
-                    shared_buffer, symbol)
+    args, grads, aux, req_list, pool, outs = allocate(
+        graph, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, shared_buffer)
+    return Executor(graph, ctx, plan, args, grads, aux, req_list, group2ctx, pool, outs,
+                    symbol=symbol)
 
 
 def bind(graph: IndexedGraph, ctx, args, args_grad, grad_req, aux_states, group2ctx,
          shared_exec, symbol=None) -> Executor:
     """Bind given arrays to ``graph`` (see :meth:`Symbol.bind`)."""
-    from .bind_arrays import bind_given
     ctx = _usable(ctx or current_context(), group2ctx, "bind")
-    return bind_given(graph, ctx, args, args_grad, grad_req, aux_states, group2ctx,
-                      shared_exec, symbol)
+    plan, args, grads, aux, req_list, outs = bind_given(graph, ctx, args, args_grad, grad_req,
+                                                        aux_states, group2ctx)
+    return Executor(graph, ctx, plan, args, grads, aux, req_list, group2ctx,
+                    shared_exec._pool if shared_exec is not None else None, outs,
+                    symbol=symbol)
 
 
 def _usable(ctx, group2ctx, what):
