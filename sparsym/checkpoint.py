@@ -6,12 +6,14 @@ import logging
 
 from .base import FormatError
 from .ndarray.utils import load, save
+from .symbol import Symbol
 from .symbol import load as symbol_load
 
 __all__ = ["save_checkpoint", "load_checkpoint", "load_params"]
 
 
-def save_checkpoint(prefix: str, epoch: int, symbol, arg_params: dict, aux_params: dict,
+def save_checkpoint(prefix: str, epoch: int, symbol: Symbol | None, arg_params: dict,
+                    aux_params: dict,
                     remove_amp_cast: bool = True) -> None:
     """Write a checkpoint; each file goes to a temp name and is renamed into place."""
     if symbol is not None:
@@ -41,7 +43,7 @@ def load_params(prefix: str, epoch: int) -> tuple[dict, dict]:
     return arg, aux
 
 
-def load_checkpoint(prefix: str, epoch: int) -> tuple:
+def load_checkpoint(prefix: str, epoch: int) -> tuple[Symbol, dict, dict]:
     """(symbol, arg_params, aux_params) of a checkpoint (MXNet 1.x files load too)."""
     symbol = symbol_load("%s-symbol.json" % prefix)
     arg, aux = load_params(prefix, epoch)

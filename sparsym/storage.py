@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 
 import numpy as np
 
@@ -28,7 +29,8 @@ IDX = np.int64
 _CSR_KERNELS = {}
 
 
-def install_csr_kernels(to_dense, from_dense) -> None:
+def install_csr_kernels(to_dense: Callable[[CSR], np.ndarray],
+                        from_dense: Callable[[np.ndarray], CSR]) -> None:
     """Install the kernels behind :func:`todense` of a CSR and :func:`dense_to_csr`."""
     _CSR_KERNELS["to_dense"] = to_dense
     _CSR_KERNELS["from_dense"] = from_dense

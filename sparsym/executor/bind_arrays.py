@@ -8,8 +8,10 @@ import numpy as np
 
 from .. import storage as st
 from ..base import MXNetError, ShapeError
+from ..context import Context
+from ..graph import IndexedGraph
 from ..ndarray.ndarray import NDArray, wrap
-from .plan import get_plan
+from .plan import Plan, get_plan
 from .pool import MemoryPool
 
 logger = logging.getLogger("sparsym")
@@ -25,7 +27,8 @@ def _check_req(v, where):
     return "write" if v == "inplace" else v
 
 
-def normalize_grad_req(grad_req, arg_names, where):
+def normalize_grad_req(grad_req: str | list | tuple | dict, arg_names: list,
+                       where: str) -> dict:
     """grad_req as {argument: 'null' | 'write' | 'add'} (MXNet's str / list / dict forms)."""
     if isinstance(grad_req, str):
         req = _check_req(grad_req, where)
@@ -87,7 +90,8 @@ def _check_shared(name, arr, shape, dtype, stype, what):
             "shared_arg_names to give this executor its own array)")
 
 
-def allocate(graph, ctx, plan, reqs, group2ctx, shared_arg_names, shared_exec, shared_buffer):
+def allocate(graph: IndexedGraph, ctx: Context, plan: Plan, reqs: dict, group2ctx: dict | None,
+             shared_arg_names, shared_exec, shared_buffer: dict | None) -> tuple:
     """Create an executor's arrays (MXNet 1.9's simple_bind): parameters named in
     ``shared_arg_names`` (and their gradients) and aux states are taken from ``shared_exec``;
     other dense arguments are views of ``shared_buffer`` arrays when big enough. Returns
@@ -189,7 +193,8 @@ def _as_list(values, names, what):
     return values
 
 
-def bind_given(graph, ctx, args, args_grad, grad_req, aux_states, group2ctx):
+def bind_given(graph: IndexedGraph, ctx: Context, args, args_grad, grad_req, aux_states,
+               group2ctx: dict | None) -> tuple:
     """Check user arrays for a bind (MXNet 1.9's bind) and plan ``graph`` for their shapes,
     dtypes and stypes. Returns (plan, arguments, gradients, aux states, grad_reqs,
     outputs)."""
@@ -259,7 +264,7 @@ def _reuse(old, shape, name, what, provided, partial_shaping, allow_up_sizing, c
     return wrap(old._raw.reshape(-1)[:size].reshape(shape), old.context)
 
 
-def reshape_arrays(exe, partial_shaping, allow_up_sizing, kwargs):
+def reshape_arrays(exe, partial_shaping: bool, allow_up_sizing: bool, kwargs: dict) -> tuple:
     """The plan and arrays of MXNet's Executor.reshape: shapes inferred from ``kwargs``,
     memory shared with ``exe``. Returns (plan, arguments, gradients, aux states, outputs,
     indices of the outputs that view the old ones)."""

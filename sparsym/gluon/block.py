@@ -742,7 +742,7 @@ class HybridBlock(Block):
 _INSTALLED: dict = {}
 
 
-def install(**parts) -> None:
+def install(**parts: object) -> None:
     """Install ``summary`` (the function behind Block.summary) and ``SymbolBlock``."""
     _INSTALLED.update(parts)
 

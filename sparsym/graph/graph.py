@@ -12,12 +12,13 @@ HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_sta
 _epoch = [0]
 
 
-def bump_epoch():
+def bump_epoch() -> None:
     """Invalidate every cached graph view (a node's attrs or inputs changed)."""
     _epoch[0] += 1
 
 
 def current_epoch() -> int:
+    """The number of node mutations so far (graph views cache against it)."""
     return _epoch[0]
 
 
@@ -26,7 +27,7 @@ def storage_key(key: str) -> str:
     return f"__{key}__" if key in HIDDEN_KEYS else key
 
 
-def topo_order(heads):
+def topo_order(heads) -> list:
     """Nodes reachable from ``heads`` in MXNet's DFS post-order (inputs before users)."""
     order = []
     seen = set()
@@ -132,7 +133,7 @@ class IndexedGraph:
         return self._signature
 
 
-def node_lines(n, rename=None) -> list[str]:
+def node_lines(n: Node, rename=None) -> list[str]:
     """One node in MXNet's debug_str layout (``rename`` maps node names for display)."""
     nm = rename or (lambda x: x)
     if n.op is None:
@@ -147,7 +148,7 @@ def node_lines(n, rename=None) -> list[str]:
     return out
 
 
-def entry_name(entry) -> str:
+def entry_name(entry: tuple) -> str:
     """MXNet's name of a graph entry: a variable's name, or ``<node>_<output name>``."""
     node, idx = entry
     if node.op is None:

@@ -7,6 +7,7 @@ As in MXNet 1.9, a class registered with ``KVStoreBase.register`` is created by
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 from ..base import MXNetError
 
@@ -147,12 +148,12 @@ class TestStore(SingleWorker, KVStoreBase):
 _BUILDERS: dict = {}
 
 
-def install_store(kind: str, builder) -> None:
+def install_store(kind: str, builder: Callable) -> None:
     """Make ``builder`` the constructor ``create`` uses for stores of ``kind``."""
     _BUILDERS[kind] = builder
 
 
-def store_builder(kind: str):
+def store_builder(kind: str) -> Callable:
     """The installed constructor of ``kind`` stores ('local', 'dist', 'dist_worker')."""
     try:
         return _BUILDERS[kind]
@@ -163,7 +164,7 @@ def store_builder(kind: str):
 _BUILTIN = ("local", "device", "local_allreduce_cpu", "local_allreduce_device", "nccl")
 
 
-def create(name="local"):
+def create(name: str = "local") -> KVStoreBase:
     """Create a key-value store.
 
     Parameters

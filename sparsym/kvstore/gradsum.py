@@ -9,7 +9,7 @@ from .. import storage as st
 from ..kernels import rsp as krsp
 
 
-def sum_raw(raws: list, copy: bool = True):
+def sum_raw(raws: list, copy: bool = True) -> np.ndarray | st.RSP:
     """Sum raw values (``np.ndarray``, ``storage.RSP``, ``storage.CSR``); the result never
     aliases an input unless ``copy`` is False and there is one row_sparse input."""
     if all(isinstance(r, st.RSP) for r in raws):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 
 from ..base import MXNetError
 from ..graph import Node
@@ -47,7 +48,7 @@ class _AutogradHooks:
 AUTOGRAD = _AutogradHooks()
 
 
-def install_autograd(mark_variables, backward) -> None:
+def install_autograd(mark_variables: Callable, backward: Callable) -> None:
     """Install autograd's ``mark_variables(variables, gradients, grad_reqs)`` and
     ``backward(heads, head_grads, retain_graph, train_mode)``."""
     AUTOGRAD.mark_variables = mark_variables

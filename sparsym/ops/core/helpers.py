@@ -25,19 +25,19 @@ class Checked(Params):
         return attrs
 
 
-def require(cond, op_name, msg):
+def require(cond: object, op_name: str, msg: str) -> None:
     """Raise ParamError(``operator <op>: <msg>``) unless ``cond``."""
     if not cond:
         raise ParamError(f"operator {op_name}: {msg}")
 
 
-def prod(dims):
+def prod(dims) -> int | None:
     """Product of dims, None if any is unknown."""
     if dims is None or any(d is None for d in dims):
         return None
     return int(np.prod(dims, dtype=np.int64))
 
 
-def norm_axis(axis, ndim, op_name):
+def norm_axis(axis: int, ndim: int, op_name: str) -> int:
     """Operator ``op_name``'s axis in [0, ndim) (ShapeError if out of range)."""
     return normalize_axis(axis, ndim, f"operator {op_name}")

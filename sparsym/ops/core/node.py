@@ -61,7 +61,7 @@ class Node:
 _PARSED: dict = {}
 
 
-def make_node(op_name, inputs, name, **params):
+def make_node(op_name: str, inputs: list, name: str, **params) -> Node:
     """Create a backward/helper node of a registered op (params given as Python values).
 
     Parsed parameters are shared between nodes with equal parameters (they are never
