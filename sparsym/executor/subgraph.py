@@ -1,4 +1,4 @@
-"""Running and inferring the subgraphs of the control-flow operators (ops/control_flow.py).
+"""Running and inferring the subgraphs of the control-flow operators (ops/control/control_flow.py).
 
 Each body is bound once per input signature (shapes, dtypes, storage types, training mode,
 whether gradients are wanted): the plan comes from the passes like any bound graph, and

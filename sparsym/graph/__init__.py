@@ -1,5 +1,5 @@
 """The graph IR shared by symbol, autograd, the passes and the executor: nodes (defined
-with the ops, ``ops/node.py``), MXNet's hidden attribute keys, topological order and the
+with the ops, ``ops/core/node.py``), MXNet's hidden attribute keys, topological order and the
 indexed view the passes work on (``graph.py``)."""
 from .graph import (  # noqa: F401
     HIDDEN_KEYS,

@@ -2,7 +2,7 @@
 
 Generated from the op registry like ``mx.nd``; e.g. ``mx.nd.contrib.reduce_mask``,
 ``sparse_gather``, ``sparse_scatter``, ``sparse_scatter_var``, ``SparseBlockConvolution``,
-``SparseBottleneck`` (sparsym/ops/sbnet/).
+``SparseBottleneck`` (sparsym/ops/contrib/sbnet/).
 """
 import math
 

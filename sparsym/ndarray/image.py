@@ -1,5 +1,5 @@
 """``mx.nd.image``: imperative front ends of the ``_image_*`` operators (prefix dropped):
-to_tensor, normalize, crop, resize, flips and the colour jitters (sparsym/ops/image.py)."""
+to_tensor, normalize, crop, resize, flips and the colour jitters (sparsym/ops/image/image.py)."""
 from ..ops.core.registry import all_ops as _all_ops
 from .op import make_function as _make_function
 

@@ -5,7 +5,7 @@ The Python body is called once on fresh variables inside an ``AttrScope`` carryi
 it returns is cut where it reaches outside: every variable and every node not made in the
 scope (a Parameter, an output of an earlier loop) becomes an input variable of the body
 and an input of the loop node. The node (``_foreach``, ``_while_loop``, ``_cond``) carries
-the body as a :class:`~sparsym.ops.control_flow.Subgraph`; its kernels run it and its
+the body as a :class:`~sparsym.ops.control.control_flow.Subgraph`; its kernels run it and its
 gradient runs the body's gradient step by step.
 """
 from __future__ import annotations

@@ -233,7 +233,7 @@ def _bwd_softmax_cases(op, nin):
 def _custom_prop():
     """Register (once) a two-input custom op, x * y, for the Custom records' sweep."""
     import sparsym as mx
-    if "sweep_mul" in mx.ops.custom.PROPS:
+    if "sweep_mul" in mx.ops.control.custom.PROPS:
         return
 
     def dense(x):
@@ -524,7 +524,7 @@ OVERRIDES["_contrib_MultiBoxPrior"] = lambda op, nin: [
     Case({"sizes": (0.5, 0.25), "ratios": (1.0, 2.0)}, ((1, 2, 3, 4),))]
 
 
-# image ops (sparsym/ops/image.py): HWC images, values vs MXNet in tests/image/test_image_ops.py
+# image ops (ops/image/image.py): HWC images, values vs MXNet in tests/image/test_image_ops.py
 _HWC, _CHW = (5, 6, 3), (3, 5, 6)
 OVERRIDES.update({
     "_image_to_tensor": lambda op, nin: [Case({}, (_HWC,)), Case({}, ((2,) + _HWC,))],

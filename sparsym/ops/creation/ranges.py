@@ -1,4 +1,4 @@
-"""Creation operators beyond init_ops: _eye, _linspace, _contrib_arange_like and
+"""Creation operators beyond fill.py: _eye, _linspace, _contrib_arange_like and
 _zeros_without_dtype (MXNet 1.9.1's semantics, probed)."""
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ Storage rules (MXNet 1.9.1, probed; see tests/ops/mxnet_stypes.json):
 - gradients stay R/C for abs, relu, square, sign and the rounding ops; the other
   ``_backward_<op>`` give dense gradients (MXNet falls back for csr; we compute directly).
 
-Binary, scalar and broadcast operators live in elemwise_binary.py, elemwise_scalar.py and
-elemwise_broadcast.py; they share the kernel helpers defined here (gradient helpers: grad.py).
+Binary, scalar and broadcast operators live in binary.py, scalar.py and broadcast.py of
+this folder; they share the kernel helpers defined here (gradient helpers: core/grad.py).
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ The multi ops take the per-weight groups (weight, grad, mean, var[, weight32]) o
 another (the AdamW forms end with a (1,) ``rescale_grad`` array) and return the new weights
 (MXNet's optimizers pass ``out=weights``); mean, var and weight32 are updated in place. Each
 weight follows _adamw_update / lamb_update_phase1+2 with its own learning rate and weight
-decay (ops/optimizer_more.py holds the per-weight steps). As in optimizer_multi.py, the
+decay (mp_updates.py holds the per-weight steps). As in multi_sgd.py, the
 outputs' shapes are inferred, so the ops also run without ``out`` and in symbols.
 """
 from __future__ import annotations
