@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
+from ..graph import topo_order
 from ..ops.core.node import Node
-from ..symbol.graph import topo_order
 
 __all__ = ["fuse_post_ops", "enabled"]
 
