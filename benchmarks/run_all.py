@@ -371,7 +371,7 @@ def render(results, quick_note=False):
         out += [f"## {spec.get('title', name)}", ""]
         if spec.get("about"):
             out += [spec["about"], ""]
-        out += ["```", portable(run["command"]), "```", ""]
+        out += ["```sh", portable(run["command"]), "```", ""]
         load = run.get("load_avg")
         out += [f"Ran {run['seconds']} s" + (f", load average {load} at the end" if load
                                              is not None else "") + ".", ""]
