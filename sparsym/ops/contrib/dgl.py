@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import DTypeError, ShapeError
-from ..kernels import dgl as kd
-from . import rules
-from .grad import no_grad
-from .params import Params
-from .registry import Dispatch, OpDef, register
+from ...base import DTypeError, ShapeError
+from ...kernels import dgl as kd
+from ..core import rules
+from ..core.grad import no_grad
+from ..core.helpers import CSR, DNS
+from ..core.params import Params
+from ..core.registry import Dispatch, OpDef, register
 
 D, C = "default", "csr"
 
@@ -31,8 +32,8 @@ def _edge_id_shape(attrs, ins, outs):
 
 register(OpDef(
     "_contrib_edge_id", params=Params(), inputs=("data", "u", "v"),
-    dispatch=(Dispatch((D, D, D), (D,), lambda a, xs: (kd.edge_id_dense(*xs),)),
-              Dispatch((C, D, D), (D,), lambda a, xs: (kd.edge_id(*xs),))),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), lambda a, xs: (kd.edge_id_dense(*xs),)),
+              Dispatch((CSR, DNS, DNS), (DNS,), lambda a, xs: (kd.edge_id(*xs),))),
     infer_shape=_edge_id_shape,
     infer_type=lambda a, ins, outs: (ins, [ins[0] if outs[0] is None else outs[0]]),
     gradient=no_grad, aliases=("edge_id",),
@@ -60,8 +61,8 @@ def _adjacency_type(attrs, ins, outs):
 
 register(OpDef(
     "_contrib_dgl_adjacency", params=Params(), inputs=("data",),
-    dispatch=(Dispatch((D,), (D,), lambda a, xs: ((xs[0] != 0).astype(np.float32),)),
-              Dispatch((C,), (C,), lambda a, xs: (kd.adjacency(xs[0]),))),
+    dispatch=(Dispatch((DNS,), (DNS,), lambda a, xs: ((xs[0] != 0).astype(np.float32),)),
+              Dispatch((CSR,), (CSR,), lambda a, xs: (kd.adjacency(xs[0]),))),
     infer_shape=rules.same_shape,
     infer_type=_adjacency_type, gradient=no_grad, aliases=("dgl_adjacency",),
     doc="""The adjacency matrix of a csr graph whose values are edge ids (int64): the same
