@@ -94,7 +94,16 @@ class NDArray(ArrayProtocols):
 
     @property
     def dtype(self):
+        """The elements' scalar type (``numpy.float32``...), the value MXNet 1.9.1 gives:
+        ``x.dtype == np.float32``, ``x.dtype is np.float32`` and dict lookups keyed by
+        scalar types hold; ``np.dtype(x.dtype)`` is the ``numpy.dtype``."""
         return self._raw.dtype.type
+
+    @property
+    def __numpy_dtype__(self):
+        """NumPy's dtype protocol (NumPy >= 2.4): ``np.dtype(x)`` of an NDArray, which
+        NumPy 2 no longer reads from a ``dtype`` that is a scalar type."""
+        return np.dtype(self._raw.dtype)
 
     @property
     def stype(self):
