@@ -6,8 +6,41 @@ import numbers
 
 import numpy as np
 
+from ..base import MXNetError, ParamError
 from .ndarray import NDArray, array
 from .op import invoke
+
+
+def _is_bool_index(k):
+    if isinstance(k, NDArray):
+        return k.dtype == np.bool_
+    if isinstance(k, (list, np.ndarray)):
+        a = np.asarray(k)
+        return a.dtype == np.bool_ and a.ndim > 0
+    return False
+
+
+def check_legacy_key(key, shape):
+    """Refuse what MXNet 1.9.1's NDArray refuses, before NumPy reads ``key``: boolean index
+    arrays (MXNet reads a NumPy or list mask as the indices 0 and 1, an NDArray mask is an
+    error), keys that are not indices, and ``x[b:e]`` whose begin passes its end once both
+    are clipped to the first axis ("Invalid slicing range": MXNet slices the buffer)."""
+    if isinstance(key, slice) and key.step in (None, 1) and shape:
+        b, e, _ = key.indices(shape[0])
+        if b > e:
+            raise MXNetError(f"Check failed: begin <= end ({b} vs. {e}) : Invalid slicing "
+                             f"range [{b}, {e})")
+    for k in key if isinstance(key, tuple) else (key,):
+        if k is None or k is Ellipsis:
+            continue
+        if _is_bool_index(k):
+            raise ParamError(  # a ValueError, as MXNet's for an NDArray mask
+                "Cannot perform boolean indexing in legacy mode (MXNet 1.9.1 refuses an "
+                "NDArray mask and reads a NumPy or list mask as the indices 0 and 1): index "
+                "with the positions, np.nonzero(mask)[0], or use nd.contrib.boolean_mask")
+        if not isinstance(k, (slice, numbers.Integral, NDArray, list, np.ndarray)):
+            raise ValueError(f"NDArray does not support slicing with key {k!r} of type "
+                             f"{type(k)}.")
 
 
 def _basic(key):
@@ -19,8 +52,15 @@ def recorded_getitem(x, key):
     an integer-array index on the first axis."""
     if isinstance(key, NDArray) or (isinstance(key, (list, np.ndarray))
                                     and np.asarray(key).dtype.kind in "iu"):
-        idx = key if isinstance(key, NDArray) else array(np.asarray(key), dtype=np.int64)
-        return invoke("take", [x, idx], {"axis": 0})[0]
+        pos = key.asnumpy() if isinstance(key, NDArray) else np.asarray(key)
+        pos = pos.astype(np.int64)
+        dim = x.shape[0]
+        bad = (pos < -dim) | (pos >= dim)
+        if bad.any():
+            raise IndexError(f"index {int(pos[bad].ravel()[0])} is out of bounds for axis 0 "
+                             f"with size {dim}")
+        # negative positions count from the end (take's clip mode would read row 0)
+        return invoke("take", [x, array(pos % max(dim, 1), dtype=np.int64)], {"axis": 0})[0]
     key = key if isinstance(key, tuple) else (key,)
     if sum(k is Ellipsis for k in key) > 1:
         raise IndexError(f"an index can only have a single ellipsis ('...'), got {key!r}")

@@ -385,15 +385,19 @@ class NDArray(ArrayProtocols):
                              f"index {key!r} of an array of shape {self.shape}: {err}") from None
 
     def __getitem__(self, key):
-        """Numpy-style indexing of a dense array (a new array: MXNet's basic indexing)."""
-        if self._ag is not None and STATE.recording:
-            recorded_getitem = _indexing.recorded_getitem
-            return recorded_getitem(self, key)
-        key = _raw_key(key)
+        """Numpy-style indexing of a dense array (a new array: MXNet's basic indexing).
+
+        Result shapes are MXNet 1.9.1's: outside ``np_shape`` there are no 0-d arrays, so
+        integers on every axis (``x[i]`` of a 1-D array, ``x[i, j]``) give shape (1,).
+        """
         if isinstance(key, tuple) and len([k for k in key if k is not None and
                                            k is not Ellipsis]) > self.ndim:
             raise IndexError(f"too many indices ({len(key)}) for an array of {self.ndim} dims")
-        out = self._raw[key]
+        _indexing.check_legacy_key(key, self.shape)
+        if self._ag is not None and STATE.recording:
+            recorded_getitem = _indexing.recorded_getitem
+            return recorded_getitem(self, key)
+        out = self._raw[_raw_key(key)]
         if not isinstance(out, np.ndarray) or out.ndim == 0:
             # MXNet's legacy shapes have no 0-d arrays: indexing every axis by an integer
             # (x[i] on a 1-D array too) gives shape (1,); under np_shape it is 0-d. NumPy
