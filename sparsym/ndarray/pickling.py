@@ -27,8 +27,9 @@ def getstate(arr):
         return {"handle": None, "value": parts + (tuple(raw.shape), dev[1])}
 
 
-def setstate(arr, state):
-    """Fill ``arr`` from a state; arrays saved on a GPU load on the current context."""
+def raw_of_state(state):
+    """``(raw value, context)`` of a state; arrays saved on a GPU load on the current
+    context."""
     if not isinstance(state, dict) or "handle" not in state:
         raise FormatError(f"NDArray.__setstate__: expected a dict with a 'handle', got "
                           f"{type(state).__name__}")
@@ -45,6 +46,12 @@ def setstate(arr, state):
         if raw is None:
             raw = np.zeros((0,), np.float32)
         ctx = Context("cpu", dev_id) if dev_type == _CPU_TYPE else current_context()
+    return raw, ctx
+
+
+def setstate(arr, state):
+    """Fill ``arr`` from a state (see :func:`raw_of_state`)."""
+    raw, ctx = raw_of_state(state)
     cls = type(arr)
     want = {st.CSR: "CSRNDArray", st.RSP: "RowSparseNDArray"}.get(type(raw), "NDArray")
     if cls.__name__ != want:

@@ -1,4 +1,5 @@
-"""Optimizer-state files without pickle: a JSON header plus an MXNet NDArray-list body."""
+"""Optimizer-state files without pickle: a JSON header plus an MXNet NDArray-list body (and
+the reader of the pickles MXNet writes, ``mxnet_pickle``)."""
 from __future__ import annotations
 
 import json
@@ -106,8 +107,12 @@ def dumps_states(states: dict, optimizer=None, progress=None) -> bytes:
 
 
 def loads_states(blob: bytes):
-    """Inverse of :func:`dumps_states`: returns (states, optimizer header or None)."""
+    """Inverse of :func:`dumps_states`: returns (states, optimizer header or None). States
+    MXNet pickled are read by a restricted reader (``mxnet_pickle``)."""
     from ..ndarray.serialization import load_raw
+    from .mxnet_pickle import is_pickle, loads_mxnet_states
+    if is_pickle(blob):
+        return loads_mxnet_states(blob)
     if not isinstance(blob, (bytes, bytearray)) or not blob.startswith(_MAGIC):
         raise FormatError("optimizer states: not a sparsym optimizer-state blob (bad magic)")
     off = len(_MAGIC)
