@@ -62,6 +62,15 @@ def remove_stale_temps(fname) -> int:
     return removed
 
 
+def read_saved(fname) -> bytes:
+    """The bytes of a file :func:`atomic_write` wrote, removing the temp files interrupted
+    saves of it left (a missing file is a MissingFileError naming it)."""
+    from .base import open_for_load
+    remove_stale_temps(fname)
+    with open_for_load(fname) as f:
+        return f.read()
+
+
 def atomic_write(fname, data=None, writer=None):
     """Write a file through a temp file beside it and ``os.replace``.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import optimizer as opt
-from ..base import getenv
+from ..base import ParamError, getenv
 from ..kvstore import base as _kvbase
 from ..kvstore import local as _kvs
 from .parameter import Parameter, ParameterDict
@@ -58,6 +58,10 @@ def _create_sparse_kvstore(kvstore):
         "instead.")
     return kv, True
 
+
+
+class _ZeroBatchSize(ParamError, ZeroDivisionError):
+    """Trainer.step/update with batch_size 0."""
 
 class Trainer:
     """Apply an Optimizer to Parameters after each backward pass.
@@ -276,6 +280,15 @@ class Trainer:
         else:
             self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
 
+    def _batch_scale(self, batch_size, where):
+        """``1 / batch_size`` times the optimizer's rescale_grad; a batch size of 0 is a clear
+        error (MXNet's is a bare ZeroDivisionError, so it stays one too)."""
+        if isinstance(batch_size, (int, float, np.number)) and batch_size == 0:
+            raise _ZeroBatchSize(f"Trainer.{where}(batch_size=0): the gradients are divided by "
+                                 f"the batch size, which must not be 0 (pass the number of "
+                                 f"samples the gradients were summed over)")
+        return self._scale / batch_size
+
     def _check_and_rescale_grad(self, scale):
         if self._update_on_kvstore and self._distributed and self._kv_initialized:
             if self._optimizer.rescale_grad != scale:
@@ -295,7 +308,7 @@ class Trainer:
             Skip (rather than raise on) Parameters whose gradient no backward wrote since
             the last step.
         """
-        self._check_and_rescale_grad(self._scale / batch_size)
+        self._check_and_rescale_grad(self._batch_scale(batch_size, "step"))
         self._ensure_kvstore()
         self._allreduce_grads()
         self._update(ignore_stale_grad)
@@ -333,7 +346,7 @@ class Trainer:
         assert not (self._kvstore and self._update_on_kvstore), (
             "update() when parameters are updated on kvstore is not supported. Try setting "
             "`update_on_kvstore` to False when creating trainer.")
-        self._check_and_rescale_grad(self._scale / batch_size)
+        self._check_and_rescale_grad(self._batch_scale(batch_size, "update"))
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad=False):
@@ -390,8 +403,8 @@ class Trainer:
             self._kvstore.load_optimizer_states(fname)
             self._optimizer = self._kvstore._updater.optimizer
         else:
-            with open(fname, "rb") as f:
-                states = f.read()
+            from ..utils import read_saved
+            states = read_saved(fname)
             for updater in self._updaters:
                 updater.set_states(states)
                 updater.optimizer = self._updaters[0].optimizer

@@ -246,8 +246,8 @@ class KVStore(SingleWorker, KVStoreBase):
         ``resume_update_counts``)."""
         if self._updater is None:
             raise MXNetError("Cannot load states for distributed training")
-        with open(fname, "rb") as f:
-            self._updater.set_states(f.read(), resume_update_counts=resume_update_counts)
+        from ..utils import read_saved
+        self._updater.set_states(read_saved(fname), resume_update_counts=resume_update_counts)
 
     def _barrier(self):
         """Single process: nothing to wait for."""

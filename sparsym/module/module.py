@@ -464,8 +464,9 @@ class Module(_StoredIO, BaseModule):
         if self._update_on_kvstore:
             self._kvstore.load_optimizer_states(fname, resume_update_counts=resume_update_counts)
         else:
-            with open(fname, "rb") as f:
-                self._updater.set_states(f.read(), resume_update_counts=resume_update_counts)
+            from ..utils import read_saved
+            self._updater.set_states(read_saved(fname),
+                                     resume_update_counts=resume_update_counts)
 
     def install_monitor(self, mon):
         self._exec_group.install_monitor(mon)

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..base import DTypeError, FormatError, ShapeError, StorageError, open_for_load
 from ..storage import CSR, IDX, RSP, check_csr, check_rsp
-from ..utils import atomic_write
+from ..utils import atomic_write, remove_stale_temps
 
 __all__ = ["save_raw", "load_raw", "dumps_raw", "dumps_array", "loads_array", "LIST_MAGIC",
            "V1_MAGIC", "V2_MAGIC", "V3_MAGIC", "TYPE_FLAGS", "FLAG_DTYPES"]
@@ -446,5 +446,6 @@ def load_raw(fname_or_bytes, np_shape=None):
         size = src.seek(0, os.SEEK_END) - start
         src.seek(start)
         return _load_stream(src, size, np_shape)
+    remove_stale_temps(src)  # what an interrupted save of this file left beside it
     with open_for_load(src) as f:
         return _load_stream(f, os.fstat(f.fileno()).st_size, np_shape)

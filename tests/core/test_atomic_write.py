@@ -68,3 +68,20 @@ def test_new_file_gets_the_umask_mode(tmp_path):
     finally:
         os.umask(old)
     assert os.stat(tmp_path / "f.bin").st_mode & 0o777 == 0o640
+
+
+def test_next_load_removes_temps_of_interrupted_saves(tmp_path):
+    # a save_parameters / save_states killed mid-write leaves ".<name>.<pid>.<rand>.tmp"
+    # (pid 2**22+1 is unused): loading that path removes it as the next save would
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize()
+    trainer = mx.gluon.Trainer(net.collect_params(), "adam")
+    params, states = tmp_path / "net.params", tmp_path / "net.states"
+    net.save_parameters(str(params))
+    trainer.save_states(str(states))
+    for target in (params, states):
+        (tmp_path / f".{target.name}.{2 ** 22 + 1}.k1ll3d.tmp").write_bytes(b"partial")
+    net.load_parameters(str(params))
+    assert _temps(tmp_path) == [f".net.states.{2 ** 22 + 1}.k1ll3d.tmp"]
+    trainer.load_states(str(states))
+    assert _temps(tmp_path) == []

@@ -1,5 +1,6 @@
 """gluon.Trainer over the stores it accepts (KVStoreBase subclasses included)."""
 import numpy as np
+import pytest
 
 import sparsym as mx
 from sparsym import autograd, gluon
@@ -20,3 +21,17 @@ def test_trainer_with_teststore_reduces_over_contexts():
     assert trainer._kvstore is kv
     for ctx in (mx.cpu(0), mx.cpu(1)):
         np.testing.assert_array_equal(x.data(ctx).asnumpy(), [-1.0, -1.0, -1.0])
+
+
+def test_step_with_batch_size_0_is_a_clear_error():
+    # MXNet 1.9.1 raises a bare ZeroDivisionError ("float division by zero"); the error here
+    # names the argument and stays a ZeroDivisionError for code that catches that
+    net = mx.gluon.nn.Dense(2, in_units=3)
+    net.initialize()
+    trainer = mx.gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    with mx.autograd.record():
+        loss = net(mx.nd.ones((2, 3))).sum()
+    loss.backward()
+    for call in (trainer.step, trainer.update):
+        with pytest.raises(ZeroDivisionError, match=r"batch_size=0"):
+            call(0)
