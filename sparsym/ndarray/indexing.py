@@ -38,7 +38,8 @@ def check_legacy_key(key, shape):
                 "Cannot perform boolean indexing in legacy mode (MXNet 1.9.1 refuses an "
                 "NDArray mask and reads a NumPy or list mask as the indices 0 and 1): index "
                 "with the positions, np.nonzero(mask)[0], or use nd.contrib.boolean_mask")
-        if not isinstance(k, (slice, numbers.Integral, NDArray, list, np.ndarray)):
+        if not isinstance(k, (slice, numbers.Integral, NDArray, list, tuple, range,
+                              np.ndarray)):
             raise ValueError(f"NDArray does not support slicing with key {k!r} of type "
                              f"{type(k)}.")
 
