@@ -9,6 +9,7 @@ from multiprocessing.reduction import ForkingPickler  # noqa: F401  (MXNet's nam
 import numpy as np
 
 from ... import ndarray as nd
+from ...base import ShapeError
 from ...context import Context
 from ...ndarray.ndarray import NDArray
 from . import sampler as _sampler
@@ -16,19 +17,47 @@ from . import sampler as _sampler
 __all__ = ["DataLoader", "DataLoaderV1", "default_batchify_fn", "default_mp_batchify_fn"]
 
 
-def default_batchify_fn(data):
-    """Stack samples into a batch: NDArrays stack (csr rows concatenate into a csr batch),
-    tuples batch element-wise, anything else goes through numpy."""
+def _shape(sample):
+    if isinstance(sample, NDArray):
+        return sample.shape
+    try:
+        return tuple(np.shape(sample))
+    except ValueError:  # a ragged nested list
+        return "ragged"
+
+
+def _check_same_shapes(data, field):
+    """Samples of one batch must share a shape: name the first that differs."""
+    first = _shape(data[0])
+    for i, d in enumerate(data[1:], 1):
+        s = _shape(d)
+        if s != first or s == "ragged":
+            where = f"field {field} of " if field is not None else ""
+            raise ShapeError(f"{where}sample {i} of the batch has shape {s}, sample 0 has "
+                             f"{first}: samples of a batch must have one shape (pad them, or "
+                             f"pass a batchify_fn)")
+
+
+def _batchify(data, field):
     first = data[0]
     if isinstance(first, NDArray):
         if first.stype == "csr":
             return nd.concat(*[d if d.ndim == 2 else d.reshape((1, -1)) for d in data],
                              dim=0)
+        _check_same_shapes(data, field)
         return nd.stack(*data)
     if isinstance(first, tuple):
-        return [default_batchify_fn(i) for i in zip(*data)]
+        return [_batchify(i, k) for k, i in enumerate(zip(*data))]
+    _check_same_shapes(data, field)
     arr = np.asarray(data)
     return nd.array(arr, dtype=arr.dtype)
+
+
+def default_batchify_fn(data):
+    """Stack samples into a batch: NDArrays stack (csr rows concatenate into a csr batch),
+    tuples batch element-wise, anything else goes through numpy. Samples of different
+    shapes raise ShapeError naming the field and the sample."""
+    return _batchify(data, None)
 
 
 default_mp_batchify_fn = default_batchify_fn
@@ -77,13 +106,31 @@ class _ProcessPool:
         self._key_queue.put((tid, samples))
         return tid
 
+    def _check_workers(self):
+        """A worker that died (killed by a signal, or exited) loses its batch: say so now."""
+        import signal
+        for i, w in enumerate(self._workers):
+            code = w.exitcode
+            if code is None:
+                continue
+            how = (f"killed by signal {signal.Signals(-code).name}" if code < 0
+                   else f"exited with code {code}")
+            raise RuntimeError(f"DataLoader worker {i} (pid {w.pid}) {how}; its batch is "
+                               "lost (a worker killed for memory shows as SIGKILL)")
+
     def result(self, tid, timeout):
+        import queue
+        import time
+        deadline = time.monotonic() + timeout
         while tid not in self._done:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise RuntimeError(f"DataLoader: no batch from the workers within {timeout} s")
             try:
-                idx, batch, err = self._data_queue.get(timeout=timeout)
-            except Exception as exc:  # queue.Empty
-                raise RuntimeError(f"DataLoader: no batch from the workers within {timeout} "
-                                   "s") from exc
+                idx, batch, err = self._data_queue.get(timeout=min(left, 0.2))
+            except queue.Empty:
+                self._check_workers()
+                continue
             self._done[idx] = (batch, err)
         batch, err = self._done.pop(tid)
         if err is not None:
@@ -155,7 +202,10 @@ class _MultiWorkerIter:
             raise StopIteration
         ret = self._data_buffer.pop(self._rcvd_idx)
         if isinstance(self._pool, _ProcessPool):
-            batch = self._pool.result(ret, self._timeout)
+            try:
+                batch = self._pool.result(ret, self._timeout)
+            except RuntimeError as err:
+                raise RuntimeError(f"DataLoader batch {self._rcvd_idx}: {err}") from None
         else:
             try:
                 batch = ret.get(self._timeout)
@@ -264,8 +314,11 @@ class DataLoader:
                                 self._pin_device_id, self._prefetch, self._timeout)
 
     def _same_process_iter(self):
-        for batch in self._batch_sampler:
-            ret = self._batchify_fn([self._dataset[idx] for idx in batch])
+        for n, batch in enumerate(self._batch_sampler):
+            try:
+                ret = self._batchify_fn([self._dataset[idx] for idx in batch])
+            except ShapeError as err:
+                raise ShapeError(f"DataLoader batch {n}: {err}") from None
             if self._pin_memory:
                 ret = _as_in_context(ret, Context("cpu_pinned", self._pin_device_id))
             yield ret
