@@ -226,7 +226,7 @@ class Primitive:
         self.prim = prim
         self._mems = {}
         self._mds = {}
-        self._scratch = None  # this primitive's scratchpad buffer (False: none needed)
+        self._scratch = None  # this primitive's scratchpad size in bytes (0: none)
         self._lock = threading.Lock()
 
     def __del__(self):
@@ -280,11 +280,13 @@ class Primitive:
                 check(lib.dnnl_memory_set_data_handle(mem, data.ctypes.data), "set_data_handle")
                 ea[i].arg, ea[i].memory = arg, mem
             if self._scratch is None:
-                smd = self.md(E.ARG_SCRATCHPAD)
-                self._scratch = np.empty(smd.size, np.uint8) if smd.size else False
-            if self._scratch is not False:
+                self._scratch = self.md(E.ARG_SCRATCHPAD).size
+            if self._scratch:
+                # a fresh buffer per call, not one kept per cached primitive: a pooling's
+                # scratchpad can be its whole input, and cached ones added up to gigabytes
+                scratch = np.empty(self._scratch, np.uint8)
                 mem = self._mem(E.ARG_SCRATCHPAD)
-                check(lib.dnnl_memory_set_data_handle(mem, self._scratch.ctypes.data),
+                check(lib.dnnl_memory_set_data_handle(mem, scratch.ctypes.data),
                       "set_data_handle")
                 ea[n].arg, ea[n].memory = E.ARG_SCRATCHPAD, mem
                 n += 1
