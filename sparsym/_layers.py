@@ -71,10 +71,6 @@ ALLOWED_CYCLES: tuple[tuple[tuple[str, ...], str], ...] = (
       "sparsym.ndarray.op", "sparsym.ndarray.sparse"),
      "NDArray's methods call op.invoke, indexing, interop and sparse, bound at the bottom "
      "of ndarray.py"),
-    (("sparsym.symbol.arith", "sparsym.symbol.json_io", "sparsym.symbol.op",
-      "sparsym.symbol.symbol"),
-     "Symbol's methods call the generated front ends (op, arith) and json_io, which "
-     "build Symbols"),
     (("sparsym.optimizer.mxnet_pickle", "sparsym.optimizer.optimizer",
       "sparsym.optimizer.states"),
      "reading MXNet's pickled states checks class names against Optimizer.opt_registry, "

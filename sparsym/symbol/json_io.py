@@ -5,8 +5,9 @@ import json
 
 from ..base import FormatError, MXNetError
 from ..graph import IndexedGraph, Node, storage_key
+from .arith import SymbolOps
 
-__all__ = ["to_json", "to_json_dict", "load_json"]
+__all__ = ["to_json", "to_json_dict", "load_heads"]
 
 MXNET_VERSION = 10901
 
@@ -48,7 +49,7 @@ def _subgraph_doc(sub):
     return _nodes_doc(order, sub.heads)
 
 
-def to_json_dict(sym) -> dict:
+def to_json_dict(sym: SymbolOps) -> dict:
     """The JSON document of ``sym`` as a dict (nodes in MXNet's DFS order)."""
     doc = _nodes_doc(sym._graph().nodes, sym._outputs)
     doc["attrs"] = _graph_attrs()
@@ -74,7 +75,7 @@ def _legacy_shape(raw):
     return str(tuple(-1 if d == 0 else d for d in s))
 
 
-def to_json(sym) -> str:
+def to_json(sym: SymbolOps) -> str:
     return json.dumps(to_json_dict(sym), indent=2)
 
 
@@ -93,9 +94,9 @@ def _entry(raw, k, built, where):
     return node, idx
 
 
-def load_json(json_str):
-    """Rebuild a Symbol from MXNet JSON (1.x ``attrs``, and the legacy ``attr``/``param``)."""
-    from .symbol import Symbol
+def load_heads(json_str: str) -> list:
+    """The head entries of the graph in MXNet JSON (1.x ``attrs``, and the legacy
+    ``attr``/``param``); ``Symbol(heads)`` is the symbol (symbol.load_json)."""
     try:
         d = json.loads(json_str)
         d["nodes"], d["heads"]
@@ -110,7 +111,7 @@ def load_json(json_str):
     out, _ = _load_graph(d, upgrade, "")
     if not out:
         raise FormatError("load_json: the document has no heads")
-    return Symbol(out)
+    return out
 
 
 def _load_graph(d, upgrade, where):

@@ -19,6 +19,7 @@ from ..graph import (
 from ..storage import STYPE_ID, check_stype
 from ..util import is_np_shape
 from .arith import NotImplementedForSymbol, SymbolOps
+from .json_io import load_heads, to_json
 from .naming import current_attr_scope, expand_attr, list_form
 
 __all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json",
@@ -521,7 +522,6 @@ class Symbol(SymbolOps):
     # ------------------------------------------------------------------ serialisation
     def tojson(self):
         """MXNet 1.x's JSON graph format (loads in MXNet 1.9.1)."""
-        from .json_io import to_json
         return to_json(self)
 
     def save(self, fname, remove_amp_cast=True):
@@ -533,9 +533,8 @@ class Symbol(SymbolOps):
         return {"handle": self.tojson()}
 
     def __setstate__(self, state):
-        from .json_io import load_json as _load
         handle = state.get("handle")
-        self._outputs = _load(handle)._outputs if handle is not None else []
+        self._outputs = load_heads(handle) if handle is not None else []
         self._cache = None
 
     def __copy__(self):
@@ -687,8 +686,7 @@ def Group(symbols):
 
 def load_json(json_str):
     """Rebuild a Symbol from MXNet 1.x JSON (files written by MXNet load here)."""
-    from .json_io import load_json as _load
-    return _load(json_str)
+    return Symbol(load_heads(json_str))
 
 
 def load(fname):
