@@ -123,6 +123,18 @@ def test_softmax_use_length_and_dtype():
         mx.sym.softmax(mx.sym.var("x"), temperature=0.0)
 
 
+def test_softmax_float_length_binds_and_fails_when_run():
+    # MXNet 1.9.1 binds a length variable of unknown dtype as float32 (its monitor test
+    # binds one) and refuses the float lengths only when the op runs
+    data = mx.sym.Variable("data", shape=(2, 3, 4))
+    length = mx.sym.Variable("length", shape=(2, 4))
+    ex = mx.sym.softmax(data, length, axis=1, use_length=True).simple_bind(mx.cpu(),
+                                                                          grad_req="null")
+    assert ex.arg_dict["length"].dtype == np.float32
+    with pytest.raises(mx.base.MXNetError, match="only support integer types"):
+        ex.forward()
+
+
 def test_dropout_train_inference_and_always():
     x = np.ones((200, 50))
     s = mx.sym.Dropout(mx.sym.var("x"), p=0.3)

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ... import _rng
-from ...base import dtype_of
+from ...base import DTypeError, dtype_of
 from ...kernels import elementwise as kelem
 from ...kernels import onednn as konednn
 from ..core import rules
@@ -296,9 +296,7 @@ def sm_type(attrs, ins, outs):
         rules.set_type(outs, 0, dtype_of(attrs.dtype) if attrs.dtype else ins[0], "output")
         if attrs.use_length and ins[1] is None:
             ins[1] = np.dtype(np.int32)
-        elif attrs.use_length and np.dtype(ins[1]).kind not in "iu":
-            # MXNet: "This operation only support integer types" (1.7 would truncate)
-            raise rules.Conflict("dtype", 1, "input", "an integer type", np.dtype(ins[1]))
+        # a float length binds, as in MXNet, and is refused when the op runs (_mask)
     return ins, outs
 
 
@@ -307,6 +305,10 @@ def _mask(a, x, xs):
     if not a.use_length:
         return None
     ax = norm_axis(a.axis, x.ndim, "softmax")
+    if np.asarray(xs[1]).dtype.kind not in "iu":
+        # MXNet's text; 1.7 truncated float lengths silently
+        raise DTypeError("softmax: This operation only support integer types, not "
+                         f"{np.asarray(xs[1]).dtype} (the length input)")
     length = np.expand_dims(np.asarray(xs[1]).astype(np.int64), ax)
     shape = [1] * x.ndim
     shape[ax] = x.shape[ax]
