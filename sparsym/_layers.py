@@ -71,11 +71,6 @@ ALLOWED_CYCLES: tuple[tuple[tuple[str, ...], str], ...] = (
       "sparsym.ndarray.op", "sparsym.ndarray.sparse"),
      "NDArray's methods call op.invoke, indexing, interop and sparse, bound at the bottom "
      "of ndarray.py"),
-    (("sparsym.optimizer.mxnet_pickle", "sparsym.optimizer.optimizer",
-      "sparsym.optimizer.states"),
-     "reading MXNet's pickled states checks class names against Optimizer.opt_registry, "
-     "and the updater reads states through states.py (landed with MXNet state loading; "
-     "the registry lookup belongs to the caller)"),
     (("sparsym.onnx._graph", "sparsym.onnx._translations", "sparsym.onnx._translations_rnn",
       "sparsym.onnx._translations_tensor"),
      "the ONNX exporter's graph walk imports its translator tables, which import its "

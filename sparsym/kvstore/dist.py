@@ -435,13 +435,14 @@ class DistKVStore(KVStoreBase):
         counts restart unless the file holds the optimizer or ``resume_update_counts``."""
         import copy
 
+        from ..optimizer.optimizer import registered_names
         from ..optimizer.states import dumps_states, loads_states, restore_optimizer
         if self._rank != 0:
             return
         if self._optimizer is None:
             raise MXNetError("load_optimizer_states: call set_optimizer first")
         with open(fname, "rb") as f:
-            states, head = loads_states(f.read())
+            states, head = loads_states(f.read(), registered_names())
         opt = None
         if head is not None and ("attrs" in head or resume_update_counts):
             opt = copy.deepcopy(self._optimizer)

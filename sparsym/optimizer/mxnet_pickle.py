@@ -76,16 +76,18 @@ def _np_scalar(dtype, data=None):
     return np.frombuffer(data, dtype)[0]
 
 
-def _known_names(kind):
-    if kind == "optimizer":
-        from .optimizer import Optimizer
-        return {cls.__name__ for cls in Optimizer.opt_registry.values()}
+def _scheduler_names():
     from .. import lr_scheduler
     return {n for n in dir(lr_scheduler) if n.endswith("Scheduler")}
 
 
 class _Reader(pickle.Unpickler):
-    """Resolves only the globals of MXNet's optimizer-state layout."""
+    """Resolves only the globals of MXNet's optimizer-state layout; ``optimizer_names`` are
+    the optimizer classes admitted (the caller's registry)."""
+
+    def __init__(self, stream, optimizer_names):
+        super().__init__(stream)
+        self._names = {"optimizer": set(optimizer_names), "scheduler": _scheduler_names()}
 
     def find_class(self, module, name):
         if (module, name) == ("mxnet.ndarray.ndarray", "NDArray"):
@@ -98,7 +100,7 @@ class _Reader(pickle.Unpickler):
             return np.dtype
         for kind, modules in (("optimizer", _OPTIMIZER_MODULES),
                               ("scheduler", _SCHEDULER_MODULES)):
-            if module in modules and name in _known_names(kind):
+            if module in modules and name in self._names[kind]:
                 return type(name, (_PickledObject,), {"kind": kind, "name": name})
         raise FormatError(f"MXNet optimizer states: the pickle refers to {module}.{name}, "
                           f"which is not part of MXNet's optimizer-state layout (nothing from "
@@ -157,8 +159,9 @@ def _optimizer_header(opt):
     return head
 
 
-def loads_mxnet_states(blob):
-    """``(states, optimizer header or None)`` of a pickle MXNet's Updater wrote.
+def loads_mxnet_states(blob, optimizer_names=()):
+    """``(states, optimizer header or None)`` of a pickle MXNet's Updater wrote; a pickled
+    optimizer must be one of the classes ``optimizer_names``.
 
     Raises
     ------
@@ -167,7 +170,7 @@ def loads_mxnet_states(blob):
         not one.
     """
     try:
-        obj = _Reader(io.BytesIO(bytes(blob))).load()
+        obj = _Reader(io.BytesIO(bytes(blob)), optimizer_names).load()
     except FormatError:
         raise
     except Exception as err:  # noqa: BLE001 - any unpickling failure is a format error

@@ -37,6 +37,11 @@ def create(name, **kwargs):
     return Optimizer.create_optimizer(name, **kwargs)
 
 
+def registered_names():
+    """The class names of the registered optimizers (what MXNet's state pickles may name)."""
+    return {cls.__name__ for cls in Optimizer.opt_registry.values()}
+
+
 def _real(name, value, allow_none=False):
     """A finite real hyper-parameter as float (None kept when allowed); else ParamError.
 
@@ -573,7 +578,7 @@ class Updater:
         continues them from the counts the file records.
         """
         from .states import loads_states, restore_optimizer
-        states, opt = loads_states(states)
+        states, opt = loads_states(states, registered_names())
         self.states = states
         self.states_synced = dict.fromkeys(self.states, False)
         if opt is not None and ("attrs" in opt or resume_update_counts):

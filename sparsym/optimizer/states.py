@@ -106,13 +106,14 @@ def dumps_states(states: dict, optimizer=None, progress=None) -> bytes:
     return _MAGIC + struct.pack("<Q", len(head)) + head + dumps_raw(arrays)
 
 
-def loads_states(blob: bytes):
+def loads_states(blob: bytes, optimizer_names=()):
     """Inverse of :func:`dumps_states`: returns (states, optimizer header or None). States
-    MXNet pickled are read by a restricted reader (``mxnet_pickle``)."""
+    MXNet pickled are read by a restricted reader (``mxnet_pickle``) admitting the optimizer
+    classes ``optimizer_names``."""
     from ..ndarray.serialization import load_raw
     from .mxnet_pickle import is_pickle, loads_mxnet_states
     if is_pickle(blob):
-        return loads_mxnet_states(blob)
+        return loads_mxnet_states(blob, optimizer_names)
     if not isinstance(blob, (bytes, bytearray)) or not blob.startswith(_MAGIC):
         raise FormatError("optimizer states: not a sparsym optimizer-state blob (bad magic)")
     off = len(_MAGIC)
