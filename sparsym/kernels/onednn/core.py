@@ -459,3 +459,15 @@ def from_plain(arr, md):
     out = Tensor(md, np.empty(md.size, np.uint8))
     reorder_md(src, md).execute({E.ARG_FROM: arr, E.ARG_TO: out.data})
     return out
+
+
+def run_forward(prim, x, y):
+    """Run a forward primitive from plain ``x`` into ``y``; returns ``(y, workspace or None)``."""
+    args = {E.ARG_SRC: from_plain(x, prim.md(E.ARG_SRC)), E.ARG_DST: y}
+    ws = None
+    wmd = prim.md(E.ARG_WORKSPACE)
+    if wmd.size:
+        ws = Tensor(wmd, np.empty(wmd.size, np.uint8))  # written whole
+        args[E.ARG_WORKSPACE] = ws.data
+    prim.execute(args)
+    return y, ws

@@ -27,15 +27,7 @@ def _lrn_fwd_prim(shape, n, alpha, beta, k, prop):
 
 
 def _lrn_run(prim, x):
-    y = np.empty(x.shape, np.float32)
-    args = {E.ARG_SRC: core.from_plain(x, prim.md(E.ARG_SRC)), E.ARG_DST: y}
-    ws = None
-    wmd = prim.md(E.ARG_WORKSPACE)
-    if wmd.size:
-        ws = core.Tensor(wmd, np.empty(wmd.size, np.uint8))  # written whole
-        args[E.ARG_WORKSPACE] = ws.data
-    prim.execute(args)
-    return y, ws
+    return core.run_forward(prim, x, np.empty(x.shape, np.float32))
 
 
 def lrn_forward(x, n, alpha, beta, k):

@@ -71,14 +71,7 @@ def _fwd_prim(x, osh, alg, g, prop, blocked):
 
 def _run_fwd(prim, x, blocked, osh):
     y = core.Tensor(prim.md(E.ARG_DST)) if blocked else np.empty(osh, np.float32)
-    args = {E.ARG_SRC: core.from_plain(x, prim.md(E.ARG_SRC)), E.ARG_DST: y}
-    ws = None
-    wmd = prim.md(E.ARG_WORKSPACE)
-    if wmd.size:
-        ws = core.Tensor(wmd, np.empty(wmd.size, np.uint8))  # written whole
-        args[E.ARG_WORKSPACE] = ws.data
-    prim.execute(args)
-    return y, ws
+    return core.run_forward(prim, x, y)
 
 
 def forward(x, out_shape, alg, kernel, stride, pad_l, pad_r):
