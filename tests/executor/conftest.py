@@ -6,9 +6,8 @@ import pytest
 
 from sparsym.ops.core import registry, rules
 from sparsym.ops.core.grad import bw
+from sparsym.ops.core.helpers import DNS
 from sparsym.ops.core.registry import Dispatch, OpDef, has_op, register, ufunc_kernel
-
-D = "default"
 
 
 def _tanh_kernel(attrs, xs, out=None):
@@ -34,17 +33,18 @@ def register_pool_ops():
     if has_op("_ptest_add"):
         return
     register(OpDef("_ptest_add", inputs=("lhs", "rhs"),
-                   dispatch=(Dispatch((D, D), (D,), ufunc_kernel(np.add), writes_out=True),),
+                   dispatch=(Dispatch((DNS, DNS), (DNS,), ufunc_kernel(np.add), writes_out=True),),
                    inplace=((0, 0), (1, 0)),
                    gradient=lambda node, og: [og[0], og[0]]))
     register(OpDef("_ptest_tanh_bwd", inputs=("ograd", "out"),
-                   dispatch=(Dispatch((D, D), (D,), _tanh_bwd, writes_out=True),),
+                   dispatch=(Dispatch((DNS, DNS), (DNS,), _tanh_bwd, writes_out=True),),
                    inplace=((0, 0),)))
-    register(OpDef("_ptest_tanh", dispatch=(Dispatch((D,), (D,), _tanh_kernel, writes_out=True),),
+    register(OpDef("_ptest_tanh",
+                   dispatch=(Dispatch((DNS,), (DNS,), _tanh_kernel, writes_out=True),),
                    inplace=((0, 0),),
                    gradient=lambda node, og: [bw("_ptest_tanh_bwd", [og[0], (node, 0)], node,
                                                  "backward")]))
-    register(OpDef("_ptest_view", dispatch=(Dispatch((D,), (D,), lambda a, xs: (
+    register(OpDef("_ptest_view", dispatch=(Dispatch((DNS,), (DNS,), lambda a, xs: (
         xs[0].reshape(xs[0].shape),)),),
         infer_shape=rules.same_shape, gradient=lambda node, og: [og[0]]))
 

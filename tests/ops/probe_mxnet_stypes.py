@@ -22,8 +22,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "mxnet_stypes.json")
-D, R, C = "default", "row_sparse", "csr"
-ALL = (D, R, C)
+DNS, RSP, CSR = "default", "row_sparse", "csr"  # the package's storage-type names
+ALL = (DNS, RSP, CSR)
 
 
 class Capture:
@@ -53,7 +53,7 @@ def make_input(shape, stype, seed, kind="rand"):
     if len(shape) >= 1 and shape[0] > 1:
         x[0] = 0  # an empty row
     arr = mx.nd.array(x.astype(np.float32))
-    return arr.tostype(stype) if stype != D else arr
+    return arr.tostype(stype) if stype != DNS else arr
 
 
 def in_thread(f):
@@ -96,7 +96,7 @@ def _call_forward(fn, inputs, params):
     stypes = [o.stype for o in outs]
     ins = [i.stype for i in inputs]
     if mode is None:
-        mode = "dense" if all(s == D for s in ins + stypes) else "sparse"
+        mode = "dense" if all(s == DNS for s in ins + stypes) else "sparse"
     return {"out": stypes, "mode": mode}
 
 
@@ -207,13 +207,13 @@ def cases():
     for op in BROADCAST:
         for rshape in ((1, 6), (4, 1), (4, 6), (6,)):
             for a, b in itertools.product(ALL, ALL):
-                if len(rshape) == 1 and b == C:
+                if len(rshape) == 1 and b == CSR:
                     continue
                 yield op, {}, [S2, rshape], [a, b]
     for a in ALL:
         for stype in ALL:
             yield "cast_storage", {"stype": stype}, [S2], [a]
-    for ta, tb, fs in itertools.product((False, True), (False, True), (None, D, R, C)):
+    for ta, tb, fs in itertools.product((False, True), (False, True), (None, DNS, RSP, CSR)):
         for a, b in itertools.product(ALL, ALL):
             params = {"transpose_a": ta, "transpose_b": tb}
             if fs:
@@ -235,7 +235,7 @@ def cases():
         for params in ({}, {"axis": 0}, {"axis": 1}):
             yield "_contrib_getnnz", params, [S2], [s]
     for s in ALL:
-        for t in (D,):
+        for t in (DNS,):
             yield "_sparse_retain", {}, [S2, (2,)], [s, t]
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-D, R, C = "default", "row_sparse", "csr"
+DNS, RSP, CSR = "default", "row_sparse", "csr"  # the package's storage-type names
 S2 = (4, 6)
 
 
@@ -37,7 +37,7 @@ def same(n, **params):
 
 def _dot_cases(op, nin):
     out = []
-    for ta, tb, fs in itertools.product((False, True), (False, True), (None, D, R, C)):
+    for ta, tb, fs in itertools.product((False, True), (False, True), (None, DNS, RSP, CSR)):
         sa = (6, 4) if ta else (4, 6)
         sb = (5, 6) if tb else (6, 5)
         p = {"transpose_a": ta, "transpose_b": tb}
@@ -72,7 +72,7 @@ def _add_n_cases(op, nin):
 
 
 def _cast_cases(op, nin):
-    return [Case({"stype": s}, (S2,)) for s in (D, R, C)]
+    return [Case({"stype": s}, (S2,)) for s in (DNS, RSP, CSR)]
 
 
 def _reduce_cases(op, nin):
@@ -339,8 +339,8 @@ def _red_shape(p):
 
 def dense_only(op):
     """Every row takes and gives default storage only (the row is its own reference)."""
-    return all(all(x == D for x in r.ins if x != "...") and r.ins[:1] != ("...",)
-               and all(o == D for o in r.outs) for r in op.dispatch)
+    return all(all(x == DNS for x in r.ins if x != "...") and r.ins[:1] != ("...",)
+               and all(o == DNS for o in r.outs) for r in op.dispatch)
 
 
 def skip_reason(op):
@@ -369,7 +369,7 @@ def forward_cases(op, extra=None):
     of its dense row (a variadic row: those its builder has, else 2 and 3). ``extra`` maps
     op names to builders used before OVERRIDES (benchmarks/ops_vs_mxnet.py's own cases)."""
     table = {**OVERRIDES, **(extra or {})}
-    row = next((r for r in op.dispatch if all(s in (D, "*", "...") for s in r.ins)), None)
+    row = next((r for r in op.dispatch if all(s in (DNS, "*", "...") for s in r.ins)), None)
     if row is None:
         return
     if op.name in (extra or {}) or "..." in row.ins and op.name in table:

@@ -27,9 +27,9 @@ from sweep_cases import OVERRIDES, cases_for, skip_reason
 import sparsym as mx
 from sparsym import storage as st
 from sparsym.ops.core import rules
+from sparsym.ops.core.helpers import CSR, DNS, RSP
 from sparsym.ops.core.registry import all_ops
 
-D, R, C = "default", "row_sparse", "csr"
 VARIANTS = ("random", "empty", "full")
 # Rows the sweep shows to be wrong, owned elsewhere; strict xfail: a fix makes them XPASS,
 # which fails until the entry is removed.
@@ -54,7 +54,7 @@ def _expand(ins, nin):
         fixed = list(ins[:-1])
         last = fixed[-1] if fixed else "*"
         ins = tuple(fixed + [last] * (nin - len(fixed)))
-    choices = [(D, R, C) if s == "*" else (s,) for s in ins]
+    choices = [(DNS, RSP, CSR) if s == "*" else (s,) for s in ins]
     if sum(len(c) > 1 for c in choices) <= 2:
         return list(itertools.product(*choices))
     # wider rows: every free input default, one sparse input at a time, all the same
@@ -62,7 +62,7 @@ def _expand(ins, nin):
     out = [base]
     for i, c in enumerate(choices):
         out += [base[:i] + (x,) + base[i + 1:] for x in c[1:]]
-    for x in (R, C):
+    for x in (RSP, CSR):
         out.append(tuple(x if len(c) > 1 else c[0] for c in choices))
     return list(dict.fromkeys(out))
 
@@ -81,9 +81,9 @@ def _dense_value(shape, variant, rng, positive, dtype=np.float32):
 
 
 def _raw(x, stype):
-    if stype == D:
+    if stype == DNS:
         return x.copy()
-    if stype == C:
+    if stype == CSR:
         return st.dense_to_csr(x) if x.ndim == 2 else None
     return st.dense_to_rsp(x)
 
@@ -99,12 +99,12 @@ def _build(op, case, stypes, variant, seed):
         elif i in case.full:
             x = _dense_value(shape, "full", rng, True)
         else:
-            x = _dense_value(shape, "full" if stype == D and variant == "empty" else variant,
+            x = _dense_value(shape, "full" if stype == DNS and variant == "empty" else variant,
                              rng, case.positive)
         r = _raw(x, stype)
         if r is None:
             return None
-        if stype == R and variant == "full" and len(r.indices) != shape[0]:
+        if stype == RSP and variant == "full" and len(r.indices) != shape[0]:
             r = st.RSP(x.copy(), np.arange(shape[0], dtype=np.int64), shape)
         raws.append(r)
     return raws
@@ -124,7 +124,7 @@ def _infer(op, attrs, shapes):
 
 def _dense_row(op):
     for row in op.dispatch:
-        if all(s in (D, "*", "...") for s in row.ins):
+        if all(s in (DNS, "*", "...") for s in row.ins):
             return row
     return None
 
@@ -186,8 +186,8 @@ def _sweep_row(name, idx, op, row):
             if op.needs_out_shapes:
                 attrs = type(attrs)(attrs, __out_shapes__=out_shapes)
             for stypes in _expand(row.ins, nin):
-                if C in stypes and any(len(s) != 2 for s, t in zip(case.shapes, stypes)
-                                       if t == C):
+                if CSR in stypes and any(len(s) != 2 for s, t in zip(case.shapes, stypes)
+                                       if t == CSR):
                     continue
                 if not row.matches(attrs, stypes):
                     continue
@@ -459,7 +459,7 @@ def _scratch_op(monkeypatch, name, **rows):
 
 def test_the_sweep_fails_on_a_wrong_value(monkeypatch):
     add = mx.ops.get_op("elemwise_add")
-    sparse = next(i for i, r in enumerate(add.dispatch) if r.ins == (C, C))
+    sparse = next(i for i, r in enumerate(add.dispatch) if r.ins == (CSR, CSR))
 
     def off_by_a_little(attrs, xs):
         return (xs[0] + xs[1] + np.float32(1e-2),)

@@ -5,9 +5,8 @@ import pytest
 import sparsym as mx
 from sparsym.base import DTypeError, ShapeError
 from sparsym.ops.core import rules
+from sparsym.ops.core.helpers import DNS, RSP
 from sparsym.ops.core.registry import Dispatch, OpDef, resolve_dispatch
-
-D, R = "default", "row_sparse"
 
 
 def _k(attrs, xs):
@@ -15,17 +14,17 @@ def _k(attrs, xs):
 
 
 def test_variadic_row_checks_its_guard():
-    guarded = Dispatch(("...",), (R,), _k, when=lambda attrs, stypes: attrs.get("ok"))
-    assert guarded.matches({"ok": True}, (D, D, D))
-    assert not guarded.matches({"ok": False}, (D, D, D))
-    assert Dispatch(("...",), (D,), _k).matches({}, ())
-    op = OpDef("_test_guarded", dispatch=(guarded, Dispatch(("...",), (D,), _k)))
-    row, outs, mode = resolve_dispatch(op, {"ok": False}, (D, D))
-    assert row.outs == (D,) and outs == (D,) and mode == "dense"
+    guarded = Dispatch(("...",), (RSP,), _k, when=lambda attrs, stypes: attrs.get("ok"))
+    assert guarded.matches({"ok": True}, (DNS, DNS, DNS))
+    assert not guarded.matches({"ok": False}, (DNS, DNS, DNS))
+    assert Dispatch(("...",), (DNS,), _k).matches({}, ())
+    op = OpDef("_test_guarded", dispatch=(guarded, Dispatch(("...",), (DNS,), _k)))
+    row, outs, mode = resolve_dispatch(op, {"ok": False}, (DNS, DNS))
+    assert row.outs == (DNS,) and outs == (DNS,) and mode == "dense"
 
 
 def test_kernel_capabilities_are_row_fields():
-    row = Dispatch((D,), (D,), _k)
+    row = Dispatch((DNS,), (DNS,), _k)
     assert not row.writes_out and not row.weight_inplace
     sgd = mx.ops.get_op("sgd_update")
     assert all(r.weight_inplace for r in sgd.dispatch)

@@ -23,8 +23,6 @@ from ..core.registry import Dispatch, OpDef, register
 from .mp_updates import adamw_step, scaled_grad
 from .multi_sgd import group_shape, mutated_states
 
-D, R = "default", "row_sparse"
-
 
 def _names(per, tail):
     group = ("weight", "grad", "mean", "var", "weight32")[:per]
