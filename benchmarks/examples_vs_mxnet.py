@@ -68,6 +68,9 @@ for _name, _cls in (("log_loss", _LogLoss), ("auc", _AUC)):
     except Exception:
         mxnet.metric.alias(_name)(_cls)
 sys.modules["sparsym"] = mxnet
+# `from sparsym.gluon import nn` must find MXNet's loaded submodules, not load copies
+for _mod in [m for m in sys.modules if m.startswith("mxnet.")]:
+    sys.modules["sparsym" + _mod[len("mxnet"):]] = sys.modules[_mod]
 script = sys.argv[1]
 sys.argv = sys.argv[1:]
 runpy.run_path(script, run_name="__main__")
@@ -87,7 +90,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--mxnet-python", default=os.path.expanduser("~/mxref/bin/python"))
     p.add_argument("--examples", nargs="+",
-                   default=["matrix_factorization", "factorization_machine", "wide_deep"])
+                   default=["matrix_factorization", "factorization_machine", "wide_deep",
+                            "image_classification"])
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--repeat", type=int, default=1)
     args = p.parse_args(argv)

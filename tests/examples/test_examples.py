@@ -96,3 +96,12 @@ def test_sparse_linear_regression(capsys):
         ["--rows", "200", "--features", "50", "--epochs", "3", "--batch-size", "8"])
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["mse"][-1] == pytest.approx(hist) and line["mse"][-1] < line["mse"][0]
+
+
+def test_image_classification_learns_the_synthetic_classes(capsys):
+    acc, line = _run("image_classification", [
+        "--model", "lenet", "--image-size", "28", "--num-train", "512", "--num-val", "256",
+        "--noise", "1.0", "--epochs", "3", "--batch-size", "64"], capsys)
+    assert line["example"] == "image_classification" and line["samples"] == 3 * 512
+    assert line["val_acc"] == pytest.approx(acc, abs=1e-4)
+    assert acc > 0.3                      # ten classes: chance is 0.1
