@@ -28,10 +28,6 @@ OUT_OF_SCOPE = {
     "_contrib_dequantize": "quantization and calibration are not provided",
     "_contrib_calibrate": "quantization and calibration are not provided",
     "_sg_": "MKL-DNN subgraph fusions are backend-specific",
-    **dict.fromkeys(("_contrib_dgl_csr_neighbor", "_contrib_dgl_subgraph",
-                     "_contrib_dgl_graph_compact"),
-                    "DGL sampling, subgraph and compaction operators are not provided yet "
-                    "(edge_id and dgl_adjacency are)"),
     "_cvimdecode": "image decoding (OpenCV) is not provided (mx.image decodes with Pillow)",
     "_cvimread": "image decoding (OpenCV) is not provided (mx.image decodes with Pillow)",
     "_imdecode": "image decoding (OpenCV) is not provided",
