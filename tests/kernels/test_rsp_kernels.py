@@ -217,7 +217,7 @@ def test_errors_and_large_lookup():
 
 @pytest.mark.parametrize("n", [1, 7, 8, 1001, 100_000])
 def test_sorted_unique_and_positions_every_path(n):
-    # the byte map (n up to 256x the ids), the dense map and the sort all agree with NumPy
+    # the byte maps (n up to 256x the ids) and the sorts all agree with NumPy
     from sparsym.kernels._arrays import sorted_unique, unique_positions
     rng = np.random.default_rng(n)
     for size in (1, 3, 50, 2000):

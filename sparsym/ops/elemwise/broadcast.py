@@ -13,6 +13,7 @@ import numpy as np
 from ... import storage as st
 from ...base import MXNetError, StorageError
 from ...kernels import csr as kcsr
+from ...kernels import reduce as kred
 from ..core import rules
 from ..core.grad import bw, bw_node, no_grad
 from ..core.helpers import CSR, DNS
@@ -34,14 +35,20 @@ def reduce_to_shape(g, shape):
     return g.reshape(shape)
 
 
+def _mul(x, y):
+    """x * y: compiled when y is a weight per row of x (or the reverse)."""
+    out = kred.mul_by_column(x, y)
+    return x * y if out is None else out
+
+
 def _bwd(a, xs):
     g, x, y = (st.todense(v) for v in xs)
     unused = a.get("__unused__", ())
     if a.fn == "mul" and unused:
         # one operand wants no gradient (a feature-value weight, data): skip its product
         # and reduction, as large as the output
-        ga = None if 0 in unused else g * y
-        gb = None if 1 in unused else g * x
+        ga = None if 0 in unused else _mul(g, y)
+        gb = None if 1 in unused else _mul(g, x)
     elif a.fn in PARTIALS_GUARDED:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ga, gb = BINARY_PARTIALS[a.fn](g, x, y)
@@ -141,8 +148,16 @@ def _mul_csr_vec(div):
     return k
 
 
-def broadcast_op(name, fn, kind=None, sparse_rows=(), aliases=(), doc=""):
-    rows = (Dispatch((DNS, DNS), (DNS,), dense2(same_dtype(fn))),) + tuple(sparse_rows)
+def _mul_fwd(a, xs):
+    out = kred.mul_by_column(xs[0], xs[1])
+    return _MUL_NUMPY(a, xs) if out is None else (out,)
+
+
+_MUL_NUMPY = dense2(same_dtype(np.multiply))
+
+
+def broadcast_op(name, fn, kind=None, sparse_rows=(), aliases=(), doc="", dense=None):
+    rows = (Dispatch((DNS, DNS), (DNS,), dense or dense2(same_dtype(fn))),) + tuple(sparse_rows)
     register(OpDef(name, inputs=("lhs", "rhs"), dispatch=rows,
                    gradient=_grad(kind) if kind else no_grad,
                    infer_shape=rules.broadcast_shape, aliases=aliases,
@@ -161,7 +176,7 @@ broadcast_op("broadcast_sub", np.subtract, "sub",
              doc="Broadcasting difference; (csr, dense) and (dense, csr) give dense results.")
 broadcast_op("broadcast_mul", np.multiply, "mul",
              (Dispatch((CSR, DNS), (CSR,), _mul_csr_vec(False)),),
-             aliases=("_sparse_broadcast_mul",),
+             aliases=("_sparse_broadcast_mul",), dense=_mul_fwd,
              doc="Broadcasting product; (csr, dense) keeps the csr structure.")
 broadcast_op("broadcast_div", np.divide, "div",
              (Dispatch((CSR, DNS), (CSR,), _mul_csr_vec(True)),),

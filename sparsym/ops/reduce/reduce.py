@@ -9,6 +9,7 @@ import numpy as np
 from ... import storage as st
 from ...base import MXNetError, ShapeError, dtype_of
 from ...kernels import csr as kcsr
+from ...kernels import reduce as kred
 from ...kernels import rsp as krsp
 from ..core import rules
 from ..core.grad import bw, kept
@@ -107,7 +108,11 @@ def _np_reduce(fn):
     def k(a, xs):
         x = xs[0]
         axes = red_axes(a, x.ndim)
-        y = _sum_trailing(x, axes) if fn is np.sum or fn is np.mean else None
+        y = None
+        if fn is np.sum or fn is np.mean:
+            y = _sum_trailing(x, axes)
+            if y is None:
+                y = kred.sum_block(x, axes)
         if y is not None:
             if fn is np.mean:
                 y /= _count(a, x)
@@ -158,6 +163,12 @@ def _red_bwd(kind):
     def k(a, xs):
         g, x, y = st.todense(xs[0]), st.todense(xs[1]), xs[2]
         if kind in ("sum", "mean"):  # a constant derivative: one broadcast write
+            out = kred.broadcast_block(g, x.shape, red_axes(a, x.ndim)) if g.dtype == x.dtype \
+                else None
+            if out is not None:
+                if kind == "mean":
+                    out *= _DERIV[kind](a, x, None)
+                return (out,)
             out = np.empty(x.shape, dtype=x.dtype)
             np.multiply(_keep(a, g, x), _DERIV[kind](a, x, None), out=out, casting="unsafe")
             return (out,)
