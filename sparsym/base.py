@@ -104,6 +104,28 @@ def unsupported_module(module, why):
     return __getattr__
 
 
+# MXNet operators that are engine internals: the node a CachedOp leaves in a graph needs
+# the C++ CachedOp state, which a front-end call cannot pass (MXNet 1.9.1 fails with "The
+# any container is empty"); name -> what to use instead
+_ENGINE_INTERNAL_OPS = {
+    "_CachedOp": "mx.nd.CachedOp(symbol) or HybridBlock.hybridize()",
+    "_CachedOpThreadSafe": "mx.nd.CachedOp(symbol) or HybridBlock.hybridize()",
+}
+
+
+def install_engine_internal_ops(namespace: dict) -> None:
+    """Put MXNet's engine-internal operators in an ``_internal`` namespace: calling one
+    raises UnsupportedFeatureError naming the public alternative."""
+    for name, instead in _ENGINE_INTERNAL_OPS.items():
+        def op(*args, _name=name, _instead=instead, **kwargs):
+            raise UnsupportedFeatureError(
+                f"{_name} is an engine-internal operator (the node a cached graph leaves "
+                f"behind) and cannot be called directly: use {_instead}")
+        op.__name__ = op.__qualname__ = name
+        op.__doc__ = f"Engine internal; use {instead}."
+        namespace[name] = op
+
+
 class MissingFileError(FileNotFoundError, MXNetError):
     """A file to load does not exist (MXNet raises MXNetError; scripts catch either)."""
 

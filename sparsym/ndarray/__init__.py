@@ -2,6 +2,7 @@
 import types as _types
 
 from .. import ops as _ops  # noqa: F401  (registers every operator)
+from ..base import install_engine_internal_ops as _install_engine_internal_ops
 from . import sparse  # noqa: F401
 from .ndarray import (NDArray, array, arange, concatenate, empty, full, moveaxis,  # noqa: F401
                       ones, waitall, zeros)
@@ -28,3 +29,4 @@ from .ufuncs import eye, histogram, linspace, split_v2  # noqa: F401,E402
 # mx.nd._internal: every registered op under its own name, as in MXNet
 _internal = _types.ModuleType("sparsym.ndarray._internal", "All operators by registered name.")
 _populate(_internal.__dict__)
+_install_engine_internal_ops(_internal.__dict__)

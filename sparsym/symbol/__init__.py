@@ -2,6 +2,7 @@
 import types as _types
 
 from .. import ops as _ops  # noqa: F401
+from ..base import install_engine_internal_ops as _install_engine_internal_ops
 from .op import populate as _populate
 from .symbol import (  # noqa: F401
     Group,
@@ -26,3 +27,4 @@ from .ufuncs import eye, histogram, linspace, split_v2  # noqa: F401,E402
 # mx.sym._internal._square_sum and friends)
 _internal = _types.ModuleType("sparsym.symbol._internal", "All operators by registered name.")
 _populate(_internal.__dict__)
+_install_engine_internal_ops(_internal.__dict__)
