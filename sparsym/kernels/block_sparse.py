@@ -201,7 +201,7 @@ def _unit(u, n_units, by_channel, n_blk, c):
     return u, u + 1, 0, c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gather_cl(x, idx, out, bh, bw, sh, sw, oh, ow):
     h, w, c = x.shape[1], x.shape[2], x.shape[3]
     for m in prange(idx.shape[0]):
@@ -219,7 +219,7 @@ def _gather_cl(x, idx, out, bh, bw, sh, sw, oh, ow):
                         out[m, y, xx, k] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _gather_cf(x, idx, out, bh, bw, sh, sw, oh, ow):
     c, h, w = x.shape[1], x.shape[2], x.shape[3]
     for m in prange(idx.shape[0]):

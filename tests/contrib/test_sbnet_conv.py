@@ -212,6 +212,30 @@ def test_fused_conv_numeric_gradients(layout, dispatch, bsize, stride):
     assert not exe.grad_dict["m"].asnumpy().any()
 
 
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_backward_reuses_the_training_forward_blocks(layout):
+    # a training forward keeps its output mask, tiles and gathered windows with the data
+    # array; the backward then reuses them, with the gradients of a recomputing backward
+    x, wt, _, mask = _fused_args(layout, (3, 3), n=1, h=40, w=36, c=3, f=4, density=0.1)
+    x, wt, m = mx.nd.array(x, dtype="float32"), mx.nd.array(wt, dtype="float32"), mx.nd.array(mask)
+    head = mx.nd.array(RNG.standard_normal((1, 4, 40, 36) if layout == "NCHW"
+                                           else (1, 40, 36, 4)), dtype="float32")
+    grads = []
+    for train in (False, True):
+        x.attach_grad()
+        wt.attach_grad()
+        with mx.autograd.record(train_mode=train):
+            y = nd.SparseBlockConvolution(x, m, wt, kernel=(3, 3), num_filter=4, pad=(1, 1),
+                                          no_bias=True, layout=layout, bsize=(10, 10),
+                                          dispatch="sparse")
+        assert (fused._KEPT.get(x._raw) is not None) == train
+        y.backward(head)
+        grads.append((x.grad.asnumpy(), wt.grad.asnumpy()))
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    assert np.abs(grads[0][0]).sum() > 0
+
+
 def test_all_ones_mask_reproduces_the_dense_network():
     """Two block-sparse layers with an all-ones mask == the same net with Convolution."""
     n, c, h, w = 2, 3, 10, 9

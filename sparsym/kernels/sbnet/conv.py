@@ -109,11 +109,14 @@ def _gemm_weight(w, cl):
     return w.reshape(f, -1) if cl else np.ascontiguousarray(w.transpose(0, 2, 3, 1)).reshape(f, -1)
 
 
-def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx=None, y=None, add=False):
+def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx=None, y=None, add=False,
+                   keep=None):
     """Masked conv computed tile by tile; y (zeros unless given) receives the outputs.
 
     ``add=True`` accumulates into a given ``y`` (the residual form y = base + conv).
-    Chunks of tiles run on worker threads with single-threaded BLAS.
+    Chunks of tiles run on worker threads with single-threaded BLAS. ``keep`` (a dict)
+    receives what the oneDNN path can hand to :func:`sparse_backward` (its gathered
+    blocks).
     """
     if idx is None:
         idx, _ = tiles_of(mo, tile)
@@ -123,7 +126,8 @@ def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx=None, y=None, 
     m = idx.shape[0]
     if m == 0:
         return y
-    if dnn.sparse_forward(x, w, b, mo, geom, tile, layout, idx, y, add) is not NotImplemented:
+    if dnn.sparse_forward(x, w, b, mo, geom, tile, layout, idx, y, add,
+                          keep) is not NotImplemented:
         return y
     bias = b if b is not None else _no_bias(x.dtype)
     cl = layout == "NHWC"
@@ -171,35 +175,14 @@ def _bwd_rows(x, wm, dy, mo, idx, ranges, dx, geom, tile, cl, need_bias):
     return dwm, db
 
 
-def _row_phases(idx, geom, tile, n_workers):
-    """Task groups of tile ranges whose input windows never overlap within a phase.
-
-    Tiles of one tile row (n, i) overlap through their halos, as do rows i and i+1; rows
-    i and i+2 do not when k <= (bo + 1) * s.  So phase 0 takes even rows, phase 1 odd
-    rows, each row whole in one task.  Otherwise: one serial phase.
-    """
-    m = idx.shape[0]
-    kh, sh = geom.kernel[0], geom.stride[0]
-    if n_workers < 2 or m < 2 or kh > (tile[0] + 1) * sh:
-        return [[[(0, m)]]]
-    key = idx[:, 0].astype(np.int64) * (int(idx[:, 1].max()) + 1) + idx[:, 1]
-    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    ends = np.r_[starts[1:], m]
-    phases = []
-    for parity in (0, 1):
-        rows = [(int(a), int(b)) for a, b in zip(starts, ends) if idx[a, 1] % 2 == parity]
-        if rows:
-            groups = _parallel.split(len(rows), 2 * n_workers)
-            phases.append([rows[g0:g1] for g0, g1 in groups])
-    return phases
-
-
-def sparse_backward(x, w, dy, mo, geom: ConvGeom, tile, layout, need_bias=True, idx=None):
-    """(dx, dw, db) of sparse_forward; only outputs with m_out != 0 carry gradient."""
+def sparse_backward(x, w, dy, mo, geom: ConvGeom, tile, layout, need_bias=True, idx=None,
+                    blocks=None):
+    """(dx, dw, db) of sparse_forward; only outputs with m_out != 0 carry gradient.
+    ``blocks``: the gathered windows a forward with the same tiles kept."""
     if idx is None:
         idx, _ = tiles_of(mo, tile)
     if idx.shape[0]:
-        res = dnn.sparse_backward(x, w, dy, mo, geom, tile, layout, need_bias, idx)
+        res = dnn.sparse_backward(x, w, dy, mo, geom, tile, layout, need_bias, idx, blocks)
         if res is not NotImplemented:
             return res
     dy = np.ascontiguousarray(dy, dtype=x.dtype)
@@ -210,7 +193,7 @@ def sparse_backward(x, w, dy, mo, geom: ConvGeom, tile, layout, need_bias=True, 
     dwm = np.zeros(wm.shape, dtype=x.dtype)
     db = np.zeros(f, dtype=x.dtype) if need_bias else None
     with blas.single_blas():
-        for phase in _row_phases(idx, geom, tile, _parallel.workers()):
+        for phase in dnn.row_phases(idx, geom, tile, _parallel.workers()):
             parts = _parallel.run([partial(_bwd_rows, x, wm, dy, mo, idx, ranges, dx, geom,
                                            tile, cl, need_bias) for ranges in phase],
                                   work=2 * idx.shape[0] * tile[0] * tile[1] * wm.size)

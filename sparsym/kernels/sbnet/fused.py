@@ -7,9 +7,12 @@ dispatch says the dense path is faster at this block density.  Gradients make th
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ...base import ShapeError
+from .._kept import KeptWith
 from . import conv as sconv
 from . import resblock as rb
 from . import tuning
@@ -99,23 +102,69 @@ def conv_plan(a, x, w, b, geom, mo):
     return _choose(key, _mode(a.dispatch), a.bsize, a.autotune, geom, mo, run_tile, run_dense)
 
 
+# a training forward's geometry, output mask, tile choice and gathered blocks, kept with its
+# data array for the backward (which receives the same array): the backward neither
+# recomputes the mask and the tiles nor gathers the windows again
+_KEPT = KeptWith()
+
+
+def _conv_key(a, x, mask, w):
+    return (tuple(x.shape), x.dtype.str, tuple(w.shape), a.layout, tuple(a.kernel),
+            tuple(a.stride), tuple(a.pad), a.padding, a.bsize, a.tol, a.dispatch,
+            a.autotune), mask
+
+
 def conv_forward(a, x, mask, w, b=None):
     """y = (conv(x, w) + b) * m_out."""
+    x0 = x
     x, w, b, geom, mo = conv_setup(a, x, mask, w, b)
     tile, idx, dense = conv_plan(a, x, w, b, geom, mo)
+    keep = {} if a.get("__is_train__", False) else None
     if dense:
-        return sconv.dense_forward(x, w, b, mo, geom, a.layout)
-    return sconv.sparse_forward(x, w, b, mo, geom, tile, a.layout, idx=idx)
+        y = sconv.dense_forward(x, w, b, mo, geom, a.layout)
+    else:
+        y = sconv.sparse_forward(x, w, b, mo, geom, tile, a.layout, idx=idx, keep=keep)
+    if keep is not None and x0 is x:  # an array converted on entry is not seen again
+        key, m = _conv_key(a, x, mask, w)
+        _KEPT.put(x, (key, weakref.ref(m) if _weakrefable(m) else None, geom, mo, tile, idx,
+                      dense, keep.get("blocks")))
+    return y
+
+
+def _weakrefable(v):
+    try:
+        weakref.ref(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _kept_plan(a, x, mask, w):
+    """What the forward on ``x`` kept, when it ran with this mask and these parameters."""
+    hit = _KEPT.get(x) if isinstance(x, np.ndarray) else None
+    if hit is None:
+        return None
+    key, m = _conv_key(a, x, mask, w)
+    if hit[0] != key or hit[1] is None or hit[1]() is not m:
+        return None
+    return hit[2:]
 
 
 def conv_backward(a, dy, x, mask, w, need_bias):
     """(dx, dw, db or None) of conv_forward."""
-    x, w, _, geom, mo = conv_setup(a, x, mask, w, None)
-    bias = np.zeros(w.shape[0], x.dtype) if need_bias else None
-    tile, idx, dense = conv_plan(a, x, w, bias, geom, mo)
+    kept = _kept_plan(a, x, mask, w)
+    if kept is not None:
+        x, w, _ = sconv.check_inputs(x, np.asarray(w), None, a.layout)
+        geom, mo, tile, idx, dense, blocks = kept
+    else:
+        x, w, _, geom, mo = conv_setup(a, x, mask, w, None)
+        bias = np.zeros(w.shape[0], x.dtype) if need_bias else None
+        tile, idx, dense = conv_plan(a, x, w, bias, geom, mo)
+        blocks = None
     if dense:
         return sconv.dense_backward(x, w, dy, mo, geom, a.layout, need_bias)
-    return sconv.sparse_backward(x, w, dy, mo, geom, tile, a.layout, need_bias, idx=idx)
+    return sconv.sparse_backward(x, w, dy, mo, geom, tile, a.layout, need_bias, idx=idx,
+                                 blocks=blocks)
 
 
 # --------------------------------------------------------------------------- bottleneck

@@ -110,7 +110,7 @@ _sbconv_bwd_type = rules.grads_like_inputs_type(1, sources=(0, 2))
 
 register(OpDef(
     "_contrib_SparseBlockConvolution", inputs=_sbconv_inputs, params=_SBCONV,
-    dispatch=(Dispatch((DNS, "..."), (DNS,), _sbconv_kernel),),
+    needs_is_train=True, dispatch=(Dispatch((DNS, "..."), (DNS,), _sbconv_kernel),),
     infer_shape=_sbconv_shape, infer_type=_data_type, gradient=_sbconv_grad,
     doc="""Block-sparse 2-D convolution: gather -> conv -> scatter in one op (SBNet).
 
