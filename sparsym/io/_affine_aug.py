@@ -33,7 +33,7 @@ def check_affine(p):
     if p["max_shear_ratio"] < 0:
         raise ParamError(f"ImageRecordIter: max_shear_ratio must be >= 0, got "
                          f"{p['max_shear_ratio']}")
-    if not 0 <= p["max_aspect_ratio"] < 1:
+    if p.get("min_aspect_ratio") is None and not 0 <= p["max_aspect_ratio"] < 1:
         raise ParamError(f"ImageRecordIter: max_aspect_ratio must be in [0, 1) (the ratio "
                          f"is drawn from 1 +- max_aspect_ratio), got {p['max_aspect_ratio']}")
     if not 0 < p["min_random_scale"] <= p["max_random_scale"]:
@@ -47,12 +47,22 @@ def check_affine(p):
                          f"got {p['inter_method']!r}")
 
 
+def aspect_range(p):
+    """(lowest, highest) width / height ratio: ``[min_aspect_ratio, max_aspect_ratio]``
+    when ``min_aspect_ratio`` is given, else ``1 -+ max_aspect_ratio``."""
+    if p.get("min_aspect_ratio") is not None:
+        return float(p["min_aspect_ratio"]), float(p["max_aspect_ratio"])
+    return 1.0 - p["max_aspect_ratio"], 1.0 + p["max_aspect_ratio"]
+
+
 def affine_active(p):
-    """Whether the parameters ask for the warp (MXNet's condition)."""
+    """Whether the parameters ask for the warp (MXNet's condition: with
+    ``random_resized_crop`` the aspect ratio belongs to the crop, not the warp)."""
+    lo, hi = aspect_range(p)
     return (p["max_shear_ratio"] > 0 or p["max_rotate_angle"] > 0 or p["rotate"] > 0
             or p["max_random_scale"] != 1.0 or p["min_random_scale"] != 1.0
-            or p["max_aspect_ratio"] != 0.0 or p["max_img_size"] != 1e10
-            or p["min_img_size"] != 0.0)
+            or (not p.get("random_resized_crop") and (lo != 1.0 or hi != 1.0))
+            or p["max_img_size"] != 1e10 or p["min_img_size"] != 0.0)
 
 
 def random_affine(img, p, rng):
@@ -65,9 +75,13 @@ def random_affine(img, p, rng):
     if p["rotate"] > 0:
         angle = int(p["rotate"])
     a, b = f32(np.cos(angle / 180.0 * np.pi)), f32(np.sin(angle / 180.0 * np.pi))
-    lo, hi = p["min_random_scale"], p["max_random_scale"]
-    scale = f32(rng.rand() * (hi - lo) + lo)
-    ratio = f32(rng.rand() * p["max_aspect_ratio"] * 2 - p["max_aspect_ratio"] + 1)
+    # a random resized crop draws its own scale and ratio: the warp then keeps both at 1
+    scale = ratio = f32(1)
+    if not p.get("random_resized_crop"):
+        lo, hi = p["min_random_scale"], p["max_random_scale"]
+        scale = f32(rng.rand() * (hi - lo) + lo)
+        lo, hi = aspect_range(p)
+        ratio = f32(rng.rand() * (hi - lo) + lo)
     hs = f32(2 * scale / (1 + ratio))
     ws = f32(ratio * hs)
     rows, cols = img.shape[:2]

@@ -21,6 +21,8 @@ from ..base import ParamError
 from ..image import image as _img
 from ..image.augmenters import CreateAugmenter
 from ._affine_aug import AFFINE_DEFAULTS, affine_active, check_affine, random_affine
+from ._color_aug import COLOR_DEFAULTS, check_color, color_active, color_augment
+from ._crop_aug import CROP_DEFAULTS, check_crop, crop
 from .io import DataBatch, DataDesc, DataIter
 
 __all__ = ["ImageIter", "ImageRecordIter", "ImageRecordIter_v1", "ImageRecordUInt8Iter",
@@ -282,45 +284,50 @@ _SUPPORTED = dict(label_width=1, shuffle=False, seed=0, rand_crop=False, rand_mi
                   dtype="float32", inter_method=1, path_imgidx=None, path_imglist=None,
                   preprocess_threads=4, prefetch_buffer=4, verbose=True, shuffle_chunk_size=0,
                   shuffle_chunk_seed=0, seed_aug=None, ctx="cpu", num_threads=None,
-                  pad=0, fill_value=255, mean_img="", **AFFINE_DEFAULTS)
-# augmentations MXNet's C++ pipeline has and sparsym does not: allowed at their defaults
-_UNSUPPORTED = dict(max_crop_size=-1, min_crop_size=-1, max_random_area=1.0,
-                    min_random_area=1.0, random_h=0, random_s=0, random_l=0,
-                    brightness=0.0, contrast=0.0,
-                    saturation=0.0, pca_noise=0.0, random_resized_crop=False,
-                    max_random_contrast=0.0, max_random_illumination=0.0)
+                  pad=0, fill_value=255, mean_img="", mirror=False, max_random_contrast=0.0,
+                  max_random_illumination=0.0, device_id=0, aug_seq="aug_default",
+                  **AFFINE_DEFAULTS, **CROP_DEFAULTS, **COLOR_DEFAULTS)
 
 
 class ImageRecordIter(DataIter):
     """MXNet's ImageRecordIter: images of a RecordIO file as (batch, C, H, W) batches.
 
-    Each image is decoded, its shorter side resized to ``resize`` (when > 0), warped by
-    a random affine map when any of the rotation, shear, aspect-ratio, scale or image-size
-    parameters is set (MXNet's default augmenter: one matrix per image, output of size
-    ``scale * (W, H)`` clamped to ``[min_img_size, max_img_size]``, uncovered pixels
-    ``fill_value``; the warp maps integer pixel coordinates, as OpenCV's does), padded by
-    ``pad`` pixels of ``fill_value`` on every side, cropped to ``data_shape``'s (H, W)
-    (randomly with ``rand_crop``, else at the centre), mirrored at random with
-    ``rand_mirror``, then normalised per channel as ``(x - mean) * scale / std``. With
-    ``mean_img``, ``mean`` is that file's (C, H, W) image (MXNet's ``nd.save`` format, key
-    ``mean_img``); when the file does not exist it is first computed, as MXNet does, as the
-    mean of every output of the part under the ``mean_r/g/b`` normalisation, and saved.
-    The last batch wraps around to the first samples when ``round_batch`` (``pad`` counts
-    them, and the next epoch starts after them, as MXNet's); otherwise it is zero-filled
-    (MXNet leaves those rows uninitialised and reports ``pad=0``; here ``pad`` says how
-    many).
+    Each image goes through MXNet 1.9.1's default augmenter, in its order: decode, resize
+    the shorter side to ``resize`` (when > 0); a random affine warp when any of the
+    rotation, shear, aspect-ratio, scale or image-size parameters is set (one matrix per
+    image, output of size ``scale * (W, H)`` clamped to ``[min_img_size, max_img_size]``,
+    uncovered pixels ``fill_value``; the warp maps integer pixel coordinates, as OpenCV's
+    does); ``pad`` pixels of ``fill_value`` on every side; a crop: with
+    ``random_resized_crop``, up to ten draws of an area share in ``[min_random_area,
+    max_random_area]`` and a width / height ratio, the first box that fits cut at a random
+    place and resized to ``data_shape``; else with ``min/max_crop_size``, a square of random
+    side (random place with ``rand_crop``, else centred) resized to ``data_shape``; else a
+    crop to ``data_shape`` (random with ``rand_crop``, else centred) after enlarging an
+    image with fewer rows or columns (aspect kept); then the colour changes: brightness,
+    contrast and saturation factors in ``1 +- value`` in a random order, whole offsets in
+    ``+-random_h/s/l`` to OpenCV's 8-bit HLS channels, PCA lighting noise of standard
+    deviation ``pca_noise``; mirroring (``mirror``, or at random with ``rand_mirror``);
+    and the normalisation ``((x - mean) * c + i) * scale / std`` per channel, with a random
+    contrast ``c`` in ``1 +- max_random_contrast`` and illumination ``i`` in
+    ``+-max_random_illumination``. With ``mean_img``, ``mean`` is that file's (C, H, W)
+    image (MXNet's ``nd.save`` format, key ``mean_img``); when the file does not exist it
+    is first computed, as MXNet does, as the mean of every output of the part under the
+    ``mean_r/g/b`` normalisation, and saved. The last batch wraps around to the first
+    samples when ``round_batch`` (``pad`` counts them, and the next epoch starts after
+    them, as MXNet's); otherwise it is zero-filled (MXNet leaves those rows uninitialised
+    and reports ``pad=0``; here ``pad`` says how many).
 
     Parameters
     ----------
     path_imgrec : str
     data_shape : tuple of int
-        (C, H, W); C is 3 (colour) or 1 (grayscale).
+        (C, H, W); C is 3 (colour) or 1 (grayscale: no colour options).
     batch_size : int
     label_width : int, default 1
     shuffle : bool, default False
     seed : int, default 0
         Seeds the shuffling and the random augmentations.
-    rand_crop, rand_mirror : bool, default False
+    rand_crop, rand_mirror, mirror : bool, default False
     resize : int, default -1
     pad : int, default 0
     fill_value : int, default 255
@@ -332,13 +339,24 @@ class ImageRecordIter(DataIter):
     max_shear_ratio : float, default 0
         Shear by a random ratio in ``[-max_shear_ratio, max_shear_ratio]``.
     max_aspect_ratio : float, default 0
-        Stretch by a random width / height ratio in ``1 +- max_aspect_ratio`` (< 1).
+        Stretch by a random width / height ratio in ``1 +- max_aspect_ratio`` (< 1), or in
+        ``[min_aspect_ratio, max_aspect_ratio]`` when ``min_aspect_ratio`` is given (the
+        crop's ratio with ``random_resized_crop``).
+    min_aspect_ratio : float, optional
     min_random_scale, max_random_scale : float, default 1
         Scale the image by a random factor in this range.
     min_img_size, max_img_size : float, default 0, 1e10
         Bounds on the warped image's sides.
+    random_resized_crop : bool, default False
+        Excludes ``rand_crop``, the crop sizes and the random scale (as in MXNet).
+    min_random_area, max_random_area : float, default 1
+    min_crop_size, max_crop_size : int, default -1
+    brightness, contrast, saturation : float, default 0
+    random_h, random_s, random_l : int, default 0
+    pca_noise : float, default 0
+    max_random_contrast, max_random_illumination : float, default 0
     inter_method : int, default 1
-        Interpolation of resize and warp: 0 nearest, 1 bilinear, 2 cubic, 3 area (the
+        Interpolation of resizes and warp: 0 nearest, 1 bilinear, 2 cubic, 3 area (the
         warp uses bilinear), 4 Lanczos (the warp uses cubic), 9 auto, 10 random.
     mean_r, mean_g, mean_b, std_r, std_g, std_b, scale : float
     round_batch : bool, default True
@@ -347,12 +365,10 @@ class ImageRecordIter(DataIter):
         The index (random access without a first pass over the file).
     data_name, label_name : str
 
-    The other MXNet augmentation parameters (``random_h/s/l``, ``brightness``,
-    ``contrast``, ``saturation``, ``pca_noise``, ``max/min_crop_size``,
-    ``random_resized_crop``, ``max/min_random_area``, ``max_random_contrast``,
-    ``max_random_illumination``) are accepted at their defaults and raise ParamError
-    otherwise. The random draws come from ``seed``, so a run is reproducible (not the same
-    draws as MXNet's).
+    Deterministic options give MXNet's pixels (OpenCV's resize, warp, 8-bit HLS and grey
+    arithmetic; MXNet's contrast and saturation blend with the grey of its BGR image taken
+    as RGB, which is kept). The random draws come from ``seed``, so a run is reproducible,
+    but they are not MXNet's draws.
     """
 
     _out_dtype = np.float32
@@ -362,15 +378,12 @@ class ImageRecordIter(DataIter):
         super().__init__(batch_size)
         params = dict(_SUPPORTED)
         for k, v in kwargs.items():
-            if k in _UNSUPPORTED:
-                if v != _UNSUPPORTED[k]:
-                    raise ParamError(f"ImageRecordIter: {k}={v!r} is not supported (sparsym's "
-                                     "pipeline resizes, warps, pads, crops, mirrors and "
-                                     "normalises only)")
-            elif k in params:
-                params[k] = v
-            else:
+            if k not in params:
                 raise ParamError(f"ImageRecordIter: unknown parameter {k!r}")
+            params[k] = v
+        if params["aug_seq"] != "aug_default":
+            raise ParamError(f"ImageRecordIter: aug_seq={params['aug_seq']!r}: only MXNet's "
+                             "'aug_default' augmenter exists")
         data_shape = tuple(int(d) for d in data_shape)
         if len(data_shape) != 3 or data_shape[0] not in (1, 3):
             raise ParamError(f"ImageRecordIter: data_shape must be (1 or 3, H, W), got "
@@ -379,8 +392,14 @@ class ImageRecordIter(DataIter):
             raise ParamError("ImageRecordIter: path_imglist is not supported; labels come "
                              "from the records (use mx.image.ImageIter for image lists)")
         check_affine(params)
+        check_crop(params)
+        check_color(params, data_shape[0])
+        for k in ("max_random_contrast", "max_random_illumination"):
+            if params[k] < 0:
+                raise ParamError(f"ImageRecordIter: {k} must be >= 0, got {params[k]}")
         self.p = params
         self._affine = affine_active(params)
+        self._color = color_active(params)
         self.data_shape = data_shape
         self._src = _RecordSource(path_imgrec, params["path_imgidx"])
         keys = self._src.keys
@@ -459,20 +478,20 @@ class ImageRecordIter(DataIter):
         if self.p["pad"] > 0:
             p = int(self.p["pad"])
             img = np.pad(img, ((p, p), (p, p), (0, 0)), constant_values=self.p["fill_value"])
-        ih, iw = img.shape[:2]
-        if ih < h or iw < w:
-            raise ParamError(f"ImageRecordIter: image {ih}x{iw} is smaller than data_shape "
-                             f"{h}x{w}; set resize")
-        if self.p["rand_crop"]:
-            y0, x0 = self._rng.randint(0, ih - h + 1), self._rng.randint(0, iw - w + 1)
-        else:
-            y0, x0 = (ih - h) // 2, (iw - w) // 2
-        img = img[y0:y0 + h, x0:x0 + w]
-        if self.p["rand_mirror"] and self._rng.randint(2):
+        img = crop(img, self.p, (h, w), self._rng)
+        if self._color:
+            img = color_augment(img, self.p, self._rng)
+        if (self.p["rand_mirror"] and self._rng.randint(2)) or self.p["mirror"]:
             img = img[:, ::-1]
         x = img.transpose(2, 0, 1).astype(np.float32)
         if self._normalise:
-            x = (x - self._mean) * np.float32(self.p["scale"]) / self._std
+            # MXNet's random contrast and illumination: ((x - mean) * c + i) * scale / std
+            p = self.p
+            c = np.float32(self._rng.rand() * p["max_random_contrast"] * 2
+                           - p["max_random_contrast"] + 1) * np.float32(p["scale"])
+            i = np.float32(self._rng.rand() * p["max_random_illumination"] * 2
+                           - p["max_random_illumination"]) * np.float32(p["scale"])
+            x = (x - self._mean) * (c / self._std) + i / self._std
         return x, header.label
 
     def next(self):
