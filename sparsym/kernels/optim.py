@@ -39,7 +39,7 @@ __all__ = [
     "rmsprop_update", "rmsprop_update_lazy", "rmspropalex_update", "rmspropalex_update_lazy",
     "adadelta_update", "adadelta_update_lazy",
     "adamax_update", "adamax_update_lazy",
-    "nadam_update", "nadam_update_lazy", "nadam_schedule",
+    "nadam_update", "nadam_update_lazy",
     "signsgd_update", "signsgd_update_lazy", "signum_update", "signum_update_lazy",
     "ftml_update", "ftml_update_lazy",
 ]
@@ -629,18 +629,6 @@ def adamax_update_lazy(w, g, mean, u, lr, beta1=0.9, beta2=0.999, wd=0.0, rescal
           *_f(lr, beta1, beta2, wd, rescale_grad, _cg(clip_gradient)))
 
 
-def nadam_schedule(t, m_schedule, beta1=0.9, schedule_decay=0.004):
-    """Advance Nadam's momentum schedule for step ``t`` (1-based).
-
-    Returns ``(momentum_t, momentum_t_1, m_schedule, m_schedule_next)``; the caller keeps
-    the returned ``m_schedule`` (MXNet keeps one per optimizer, shared by all params).
-    """
-    mom_t = beta1 * (1.0 - 0.5 * 0.96 ** (t * schedule_decay))
-    mom_t1 = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * schedule_decay))
-    m_schedule = m_schedule * mom_t
-    return mom_t, mom_t1, m_schedule, m_schedule * mom_t1
-
-
 def _nadam_scalars(lr, beta1, beta2, epsilon, wd, rescale_grad, clip_gradient, t,
                    momentum_t, momentum_t_1, m_schedule, m_schedule_next):
     return _f(lr, beta1, beta2, epsilon, wd, rescale_grad, _cg(clip_gradient), momentum_t,
@@ -649,7 +637,7 @@ def _nadam_scalars(lr, beta1, beta2, epsilon, wd, rescale_grad, clip_gradient, t
 
 def nadam_update(w, g, mean, var, lr, beta1, beta2, epsilon, wd, rescale_grad, clip_gradient,
                  t, momentum_t, momentum_t_1, m_schedule, m_schedule_next):
-    """Nadam step ``t`` with the schedule values from :func:`nadam_schedule`.
+    """Nadam step ``t`` with the schedule values of ``optimizer.adaptive.nadam_schedule``.
 
     ``G = clip(rs*g + wd*w)``; m and v as in Adam; ``mbar = (1-mom_t)*G/(1-m_schedule) +
     mom_t1*m/(1-m_schedule_next)``; ``w -= lr*mbar/(sqrt(v/(1-b2**t)) + eps)``.

@@ -13,10 +13,22 @@ from __future__ import annotations
 
 import math
 
-from ..kernels import optim as kopt
 from .optimizer import Optimizer, apply_update, register, state_zeros
 
 __all__ = ["Adam", "AdaGrad", "RMSProp", "AdaDelta", "Ftrl", "Adamax", "Nadam", "FTML"]
+
+
+def nadam_schedule(t: int, m_schedule: float, beta1: float = 0.9,
+                   schedule_decay: float = 0.004) -> tuple[float, float, float, float]:
+    """Advance Nadam's momentum schedule for step ``t`` (1-based).
+
+    Returns ``(momentum_t, momentum_t_1, m_schedule, m_schedule_next)``; the caller keeps
+    the returned ``m_schedule`` (MXNet keeps one per optimizer, shared by all params).
+    """
+    mom_t = beta1 * (1.0 - 0.5 * 0.96 ** (t * schedule_decay))
+    mom_t1 = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * schedule_decay))
+    m_schedule = m_schedule * mom_t
+    return mom_t, mom_t1, m_schedule, m_schedule * mom_t1
 
 
 def _state_stype(weight, lazy):
@@ -63,7 +75,7 @@ class Adam(Optimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
-        apply_update(kopt.adam_update, kopt.adam_update_lazy, self.lazy_update,
+        apply_update("adam", self.lazy_update,
                      weight, grad, state, lr, self.beta1, self.beta2, self.epsilon, wd,
                      self.rescale_grad, self._op_clip())
 
@@ -95,9 +107,9 @@ class AdaGrad(Optimizer):
             cg = self._op_clip()  # MXNet's sparse path: `if self.clip_gradient`
         else:
             cg = self.clip_gradient  # dense path: `is not None` (0 clips to 0)
-        apply_update(kopt.adagrad_update, kopt.adagrad_update_lazy, True, weight, grad,
+        apply_update("adagrad", True, weight, grad,
                      (state,), lr, self.float_stable_eps, wd, self.rescale_grad, cg,
-                     decoupled_wd=True)
+                     decoupled_wd=True, rule="always")
 
 
 @register
@@ -135,11 +147,11 @@ class RMSProp(Optimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         cw = float(self.clip_weights) if self.clip_weights else None
         if self.centered:
-            apply_update(kopt.rmspropalex_update, kopt.rmspropalex_update_lazy,
+            apply_update("rmspropalex",
                          self.lazy_update, weight, grad, state, lr, self.gamma1, self.gamma2,
                          self.epsilon, wd, self.rescale_grad, self._op_clip(), cw)
         else:
-            apply_update(kopt.rmsprop_update, kopt.rmsprop_update_lazy, self.lazy_update,
+            apply_update("rmsprop", self.lazy_update,
                          weight, grad, state, lr, self.gamma1, self.epsilon, wd,
                          self.rescale_grad, self._op_clip(), cw)
 
@@ -170,7 +182,7 @@ class AdaDelta(Optimizer):
     def update(self, index, weight, grad, state):
         wd = self._get_wd(index)
         self._update_count(index)
-        apply_update(kopt.adadelta_update, kopt.adadelta_update_lazy, self.lazy_update, weight,
+        apply_update("adadelta", self.lazy_update, weight,
                      grad, state, self.rho, self.epsilon, wd, self.rescale_grad,
                      self.clip_gradient)
 
@@ -204,9 +216,9 @@ class Ftrl(Optimizer):
     def update(self, index, weight, grad, state):
         self._update_count(index)
         wd, lr = self._get_wd(index), self._get_lr(index)
-        lazy = self.lazy_update and weight.stype == "row_sparse"
-        apply_update(kopt.ftrl_update, kopt.ftrl_update_lazy, lazy, weight, grad, state, lr,
-                     self.lamda1, self.beta, wd, self.rescale_grad, self._op_clip())
+        # lazy only when the weight and its states are row_sparse (MXNet's sparse ftrl)
+        apply_update("ftrl", self.lazy_update, weight, grad, state, lr, self.lamda1,
+                     self.beta, wd, self.rescale_grad, self._op_clip(), rule="all_rsp")
 
 
 @register
@@ -237,7 +249,7 @@ class Adamax(Optimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
         lr /= 1.0 - self.beta1 ** t
-        apply_update(kopt.adamax_update, kopt.adamax_update_lazy, self.lazy_update, weight,
+        apply_update("adamax", self.lazy_update, weight,
                      grad, state, lr, self.beta1, self.beta2, wd, self.rescale_grad,
                      self.clip_gradient)
 
@@ -273,9 +285,9 @@ class Nadam(Optimizer):
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
-        mom_t, mom_t1, self.m_schedule, m_next = kopt.nadam_schedule(
+        mom_t, mom_t1, self.m_schedule, m_next = nadam_schedule(
             t, self.m_schedule, self.beta1, self.schedule_decay)
-        apply_update(kopt.nadam_update, kopt.nadam_update_lazy, self.lazy_update, weight, grad,
+        apply_update("nadam", self.lazy_update, weight, grad,
                      state, lr, self.beta1, self.beta2, self.epsilon, wd, self.rescale_grad,
                      self.clip_gradient, t, mom_t, mom_t1, self.m_schedule, m_next)
 
@@ -307,6 +319,6 @@ class FTML(Optimizer):
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
         t = self._index_update_count[index]
-        apply_update(kopt.ftml_update, kopt.ftml_update_lazy, self.lazy_update, weight, grad,
+        apply_update("ftml", self.lazy_update, weight, grad,
                      state, lr, self.beta1, self.beta2, self.epsilon, t, wd, self.rescale_grad,
                      self._op_clip())

@@ -11,8 +11,7 @@ import os
 import numpy as np
 
 from .. import storage as st
-from ..kernels import lamb as klamb
-from ..kernels import optim as kopt
+from ..ops.optim.service import lamb_step, lazy_update_applies, run_update
 from .optimizer import (
     MultiTensor,
     Optimizer,
@@ -142,15 +141,13 @@ class LARS(MultiTensor, Optimizer):
     def _sgd_step(self, weight, grad, mom_state, lr, wd, mom, cg):
         is_rsp, g = grad_parts(grad)
         w = full_rows(weight)
-        lazy = is_rsp and self.lazy_update
-        if is_rsp and not lazy:
-            g = st.todense(g)
+        lazy = is_rsp and lazy_update_applies("param", "row_sparse", self.lazy_update,
+                                              weight.stype, ())
         if mom_state is None or mom <= 0:
-            (kopt.sgd_update_lazy if lazy else kopt.sgd_update)(w, g, lr, wd,
-                                                                self.rescale_grad, cg)
+            run_update("sgd", lazy, w, g, (), lr, wd, self.rescale_grad, cg)
         else:
-            (kopt.sgd_mom_update_lazy if lazy else kopt.sgd_mom_update)(
-                w, g, full_rows(mom_state), lr, mom, wd, self.rescale_grad, cg)
+            run_update("sgd_mom", lazy, w, g, (full_rows(mom_state),), lr, mom, wd,
+                       self.rescale_grad, cg)
 
 
 @register
@@ -213,11 +210,10 @@ class LAMB(MultiTensor, Optimizer):
     def _step(self, w, grad, mean, var, lr, wd, t):
         """Both phases of MXNet's lamb_update on the dense array ``w`` (updated in place)."""
         g = st.todense(grad_parts(grad)[1])
-        r, r1, r2 = klamb.lamb_direction(w, g, full_rows(mean), full_rows(var), t, wd,
-                                         self.rescale_grad, self.clip_gradient or None,
-                                         self.beta1, self.beta2, self.epsilon,
-                                         self.bias_correction)
         # MXNet passes a bound to the update only when it is truthy (0 means unset)
-        lower = self.lower_bound if self.lower_bound else -1.0
-        upper = self.upper_bound if self.upper_bound else -1.0
-        klamb.lamb_apply(w, r, lr, klamb.trust_ratio(r1, r2, lower, upper))
+        lamb_step(w, g, full_rows(mean), full_rows(var), t=t, lr=lr, wd=wd,
+                  rescale_grad=self.rescale_grad, clip_gradient=self.clip_gradient or None,
+                  beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon,
+                  bias_correction=self.bias_correction,
+                  lower_bound=self.lower_bound if self.lower_bound else -1.0,
+                  upper_bound=self.upper_bound if self.upper_bound else -1.0)

@@ -7,7 +7,6 @@ import math
 import numpy as np
 
 from .. import storage as st
-from ..kernels import optim as kopt
 from .optimizer import (
     Optimizer,
     apply_update,
@@ -68,10 +67,10 @@ class NAG(Optimizer):
         cg = self._op_clip()
         if state is None:
             # MXNet calls sgd_update, whose lazy_update defaults to True
-            apply_update(kopt.sgd_update, kopt.sgd_update_lazy, True, weight, grad, (), lr, wd,
+            apply_update("sgd", True, weight, grad, (), lr, wd,
                          self.rescale_grad, cg)
             return
-        apply_update(kopt.nag_mom_update, kopt.nag_mom_update_lazy, self.lazy_update, weight,
+        apply_update("nag_mom", self.lazy_update, weight,
                      grad, (state,), lr, self.momentum, wd, self.rescale_grad, cg)
 
 
@@ -104,11 +103,11 @@ class Signum(Optimizer):
         lr, wd = self._get_lr(index), self._get_wd(index)
         cg = self._op_clip()
         if state is None:
-            apply_update(kopt.signsgd_update, kopt.signsgd_update_lazy, self.lazy_update,
+            apply_update("signsgd", self.lazy_update,
                          weight, grad, (), lr, wd, self.rescale_grad, cg)
             return
         mu = self.momentum if self.momentum > 0 else 0.0
-        apply_update(kopt.signum_update, kopt.signum_update_lazy, self.lazy_update, weight,
+        apply_update("signum", self.lazy_update, weight,
                      grad, (state,), lr, mu, wd, self.rescale_grad, cg, self.wd_lh or 0.0)
 
 
@@ -248,9 +247,9 @@ class LBSGD(Optimizer):
             lr *= self._get_lbmult(c["num_cums"])
         cg = self._op_clip()
         if state is None:
-            apply_update(kopt.sgd_update, kopt.sgd_update_lazy, True, weight, g, (), lr, wd,
+            apply_update("sgd", True, weight, g, (), lr, wd,
                          self.rescale_grad, cg)
         else:
-            apply_update(kopt.sgd_mom_update, kopt.sgd_mom_update_lazy, True, weight, g,
+            apply_update("sgd_mom", True, weight, g,
                          (state,), lr, self.momentum, wd, self.rescale_grad, cg)
         c["cum_grad"] = 0

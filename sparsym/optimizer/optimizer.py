@@ -11,9 +11,9 @@ import numpy as np
 
 from .. import storage as st
 from ..base import MXNetError, ParamError
-from ..kernels import optim as kopt
 from ..ndarray.ndarray import NDArray, wrap
 from ..ops.core.registry import report_fallback
+from ..ops.optim.service import lazy_update_applies, run_update, sgd_step
 
 logger = logging.getLogger("sparsym")
 
@@ -397,23 +397,23 @@ def grad_parts(grad: NDArray):
     return False, raw
 
 
-def apply_update(dense_fn, lazy_fn, lazy, weight, grad, states, *args, **kwargs):
-    """Run an in-place kernel of sparsym.kernels.optim on a weight and its states.
+def apply_update(kind: str, lazy_update: bool, weight: NDArray, grad: NDArray, states,
+                 *args, rule: str = "param", **kwargs) -> None:
+    """One in-place step of the update ``kind`` (``ops/optim/service.py``, ``UPDATES``) on
+    a weight and its states; ``args``/``kwargs`` are the kernel's scalars.
 
-    A row_sparse gradient takes ``lazy_fn`` (only its rows change) when ``lazy``; otherwise
-    it is densified and ``dense_fn`` updates every row (missing rows have a zero gradient).
+    A row_sparse gradient updates only its rows when the lazy-update policy
+    (``lazy_update_applies`` with ``rule``) says so; otherwise it is densified and every
+    row is updated (missing rows have a zero gradient).
     """
     is_rsp, g = grad_parts(grad)
     w = full_rows(weight)
+    lazy = is_rsp and lazy_update_applies(rule, "row_sparse", lazy_update, weight.stype,
+                                          [s.stype for s in states])
     raw_states = [full_rows(s) for s in states]
-    if is_rsp and lazy:
-        if weight.stype == "row_sparse":
-            Optimizer._warn_lazy()
-        lazy_fn(w, g, *raw_states, *args, **kwargs)
-        return
-    if is_rsp:
-        g = st.todense(g)
-    dense_fn(w, g, *raw_states, *args, **kwargs)
+    if lazy and weight.stype == "row_sparse":
+        Optimizer._warn_lazy()
+    run_update(kind, lazy, w, g, raw_states, *args, **kwargs)
 
 
 class MultiTensor:
@@ -466,7 +466,8 @@ class SGD(MultiTensor, Optimizer):
                                       self._step(w32, g32, s0, lr, wd))
             return
         cg, mu, rs = self._op_clip(), self.momentum, self.rescale_grad
-        lazy = self.lazy_update
+        # the policy's "param" rule: a row_sparse gradient is lazy when lazy_update is set
+        lazy = lazy_update_applies("param", "row_sparse", self.lazy_update, "", ())
         for w, g, s, lr, wd in zip(weight, grad, state, lrs, wds):
             # dense weights and gradients (a Trainer step's usual tensors), and a lazy update
             # of a weight holding all its rows, go straight to the kernel; anything else
@@ -477,37 +478,26 @@ class SGD(MultiTensor, Optimizer):
                         sr is None or sr.__class__ is st.RSP
                         and len(sr.indices) == sr.shape[0]):
                     self._warn_lazy()
-                    if kopt.sgd_lazy_rsp(wr.data, gr, None if sr is None else sr.data, lr,
-                                         mu, wd, rs, cg):
+                    if sgd_step(wr.data, gr, None if sr is None else sr.data, True, lr, mu,
+                                wd, rs, cg):
                         continue
-            elif kopt.sgd_dense(wr, gr, sr, lr, mu, wd, rs, cg):
+            elif sgd_step(wr, gr, sr, False, lr, mu, wd, rs, cg):
                 continue
             self._step(w, g, s, lr, wd)
 
     def _step(self, weight, grad, state, lr, wd):
         is_rsp, g = grad_parts(grad)
         w = full_rows(weight)
-        cg = self._op_clip()
-        if is_rsp and self.lazy_update:
-            self._warn_lazy() if weight.stype == "row_sparse" else None
-            if state is None:
-                kopt.sgd_update_lazy(w, g, lr, wd, self.rescale_grad, cg)
-            else:
-                kopt.sgd_mom_update_lazy(w, g, full_rows(state), lr, self.momentum, wd,
-                                         self.rescale_grad, cg)
-            return
-        if is_rsp:
-            if state is None:
-                kopt.sgd_update_std_rsp(w, g, lr, wd, self.rescale_grad, cg)
-            else:
-                kopt.sgd_mom_update_std_rsp(w, g, full_rows(state), lr, self.momentum, wd,
-                                            self.rescale_grad, cg)
-            return
+        lazy = is_rsp and lazy_update_applies("param", "row_sparse", self.lazy_update,
+                                              weight.stype, ())
+        if lazy and weight.stype == "row_sparse":
+            self._warn_lazy()
+        scalars = (wd, self.rescale_grad, self._op_clip())
         if state is None:
-            kopt.sgd_update(w, g, lr, wd, self.rescale_grad, cg)
+            run_update("sgd", lazy, w, g, (), lr, *scalars, std_rsp=True)
         else:
-            kopt.sgd_mom_update(w, g, full_rows(state), lr, self.momentum, wd,
-                                self.rescale_grad, cg)
+            run_update("sgd_mom", lazy, w, g, (full_rows(state),), lr, self.momentum,
+                       *scalars, std_rsp=True)
 
 
 @register

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from sparsym.base import ShapeError
-from sparsym.kernels import optim as O
+from sparsym.kernels import optim as kopt
+from sparsym.optimizer.adaptive import nadam_schedule
 from sparsym.storage import RSP
 
 LR, WD, RS, CG = 0.1, 0.05, 0.7, 1.0
@@ -122,8 +123,8 @@ def ref_ftml(w, g, d, v, z, lr, beta1, beta2, epsilon, t, wd, rs, cg):
 
 
 def _nadam_dense(w, g, m, v, lr, b1, b2, eps, wd, rs, cg, t, msched, decay, lazy=False):
-    mom_t, mom_t1, sched, nxt = O.nadam_schedule(t, msched, b1, decay)
-    fn = O.nadam_update_lazy if lazy else O.nadam_update
+    mom_t, mom_t1, sched, nxt = nadam_schedule(t, msched, b1, decay)
+    fn = kopt.nadam_update_lazy if lazy else kopt.nadam_update
     fn(w, g, m, v, lr, b1, b2, eps, wd, rs, cg, t, mom_t, mom_t1, sched, nxt)
 
 
@@ -133,30 +134,32 @@ def _nadam_lazy(*a):
 
 # name: (dense, lazy, reference, number of states, non-negative states?, extra args)
 CASES = {
-    "sgd": (O.sgd_update, O.sgd_update_lazy, ref_sgd, 0, False, (LR, WD, RS, CG)),
-    "sgd_mom": (O.sgd_mom_update, O.sgd_mom_update_lazy, ref_sgd_mom, 1, False,
+    "sgd": (kopt.sgd_update, kopt.sgd_update_lazy, ref_sgd, 0, False, (LR, WD, RS, CG)),
+    "sgd_mom": (kopt.sgd_mom_update, kopt.sgd_mom_update_lazy, ref_sgd_mom, 1, False,
                 (LR, 0.9, WD, RS, CG)),
-    "nag": (O.nag_mom_update, O.nag_mom_update_lazy, ref_nag, 1, False, (LR, 0.9, WD, RS, CG)),
-    "adam": (O.adam_update, O.adam_update_lazy, ref_adam, 2, True,
+    "nag": (kopt.nag_mom_update, kopt.nag_mom_update_lazy, ref_nag, 1, False,
+            (LR, 0.9, WD, RS, CG)),
+    "adam": (kopt.adam_update, kopt.adam_update_lazy, ref_adam, 2, True,
              (LR, 0.9, 0.99, 1e-3, WD, RS, CG)),
-    "ftrl": (O.ftrl_update, O.ftrl_update_lazy, ref_ftrl, 2, True, (LR, 0.01, 1.0, WD, RS, CG)),
-    "adagrad": (O.adagrad_update, O.adagrad_update_lazy, ref_adagrad, 1, True,
+    "ftrl": (kopt.ftrl_update, kopt.ftrl_update_lazy, ref_ftrl, 2, True,
+             (LR, 0.01, 1.0, WD, RS, CG)),
+    "adagrad": (kopt.adagrad_update, kopt.adagrad_update_lazy, ref_adagrad, 1, True,
                 (LR, 1e-3, WD, RS, CG)),
-    "rmsprop": (O.rmsprop_update, O.rmsprop_update_lazy, ref_rmsprop, 1, True,
+    "rmsprop": (kopt.rmsprop_update, kopt.rmsprop_update_lazy, ref_rmsprop, 1, True,
                 (LR, 0.9, 1e-3, WD, RS, CG, 1.2)),
-    "rmspropalex": (O.rmspropalex_update, O.rmspropalex_update_lazy, ref_rmspropalex, 3,
+    "rmspropalex": (kopt.rmspropalex_update, kopt.rmspropalex_update_lazy, ref_rmspropalex, 3,
                     True, (LR, 0.9, 0.8, 1e-3, WD, RS, CG, None)),
-    "adadelta": (O.adadelta_update, O.adadelta_update_lazy, ref_adadelta, 2, True,
+    "adadelta": (kopt.adadelta_update, kopt.adadelta_update_lazy, ref_adadelta, 2, True,
                  (0.9, 1e-3, WD, RS, CG)),
-    "adamax": (O.adamax_update, O.adamax_update_lazy, ref_adamax, 2, True,
+    "adamax": (kopt.adamax_update, kopt.adamax_update_lazy, ref_adamax, 2, True,
                (LR, 0.9, 0.99, WD, RS, CG)),
     "nadam": (_nadam_dense, _nadam_lazy, ref_nadam, 2, True,
               (LR, 0.9, 0.99, 1e-3, WD, RS, CG, 3, 0.7, 0.004)),
-    "signsgd": (O.signsgd_update, O.signsgd_update_lazy, ref_signsgd, 0, False,
+    "signsgd": (kopt.signsgd_update, kopt.signsgd_update_lazy, ref_signsgd, 0, False,
                 (LR, WD, RS, CG)),
-    "signum": (O.signum_update, O.signum_update_lazy, ref_signum, 1, False,
+    "signum": (kopt.signum_update, kopt.signum_update_lazy, ref_signum, 1, False,
                (LR, 0.9, WD, RS, CG, 0.02)),
-    "ftml": (O.ftml_update, O.ftml_update_lazy, ref_ftml, 3, True,
+    "ftml": (kopt.ftml_update, kopt.ftml_update_lazy, ref_ftml, 3, True,
              (LR, 0.6, 0.999, 1e-8, 3, WD, RS, CG)),
 }
 
@@ -224,7 +227,7 @@ def test_parallel_path_matches_serial(name, monkeypatch):
     monkeypatch.setattr(_twins, "COMPILE_AFTER_S", 0.0)
     dense, lazy, _, k, nonneg, args = CASES[name]
     rng = np.random.default_rng(7)
-    shape = (O.PARALLEL_MIN // 16 + 5, 32)  # above the parallel threshold
+    shape = (kopt.PARALLEL_MIN // 16 + 5, 32)  # above the parallel threshold
     w = rng.normal(size=shape)
     g = rng.normal(size=shape)
     st = _states(rng, name, k, nonneg, shape, np.float64)
@@ -254,7 +257,7 @@ def test_parallel_path_matches_serial(name, monkeypatch):
 def test_clip_gradient_disable_and_zero(clip_gradient):
     w = np.array([1.0, 2.0, 3.0])
     g = np.array([-2.0, 0.2, 4.0])
-    O.sgd_update(w, g, 1.0, 0.0, 1.0, clip_gradient)
+    kopt.sgd_update(w, g, 1.0, 0.0, 1.0, clip_gradient)
     if clip_gradient is None or clip_gradient < 0:
         np.testing.assert_allclose(w, [3.0, 1.8, -1.0])
     elif clip_gradient == 0:
@@ -268,7 +271,7 @@ def test_adagrad_decoupled_wd_matches_mxnet_python_path():
     w, g, h = rng.normal(size=(3, 5, 2))
     h = np.abs(h)
     want = ref_adagrad_decoupled(w, g, h, LR, 1e-7, WD, RS, CG)
-    O.adagrad_update(w, g, h, LR, 1e-7, WD, RS, CG, decoupled_wd=True)
+    kopt.adagrad_update(w, g, h, LR, 1e-7, WD, RS, CG, decoupled_wd=True)
     np.testing.assert_allclose(w, want[0], rtol=1e-12)
     np.testing.assert_allclose(h, want[1], rtol=1e-12)
 
@@ -283,46 +286,46 @@ def test_sgd_mom_std_rsp_treats_missing_rows_as_zero(dtype):
     gd = np.zeros(shape, dtype)
     gd[rows] = gdata
     w2, m2 = w.copy(), m.copy()
-    O.sgd_mom_update(w2, gd, m2, LR, 0.9, WD, RS, CG)
-    O.sgd_mom_update_std_rsp(w, RSP(gdata, rows, shape), m, LR, 0.9, WD, RS, CG)
+    kopt.sgd_mom_update(w2, gd, m2, LR, 0.9, WD, RS, CG)
+    kopt.sgd_mom_update_std_rsp(w, RSP(gdata, rows, shape), m, LR, 0.9, WD, RS, CG)
     np.testing.assert_allclose(w, w2, **_tol(dtype))
     np.testing.assert_allclose(m, m2, **_tol(dtype))
     # sgd and adam std variants too
     w3, w4 = w.copy(), w.copy()
-    O.sgd_update(w3, gd, LR, WD, RS, CG)
-    O.sgd_update_std_rsp(w4, RSP(gdata, rows, shape), LR, WD, RS, CG)
+    kopt.sgd_update(w3, gd, LR, WD, RS, CG)
+    kopt.sgd_update_std_rsp(w4, RSP(gdata, rows, shape), LR, WD, RS, CG)
     np.testing.assert_allclose(w4, w3, **_tol(dtype))
     s = [np.abs(rng.normal(size=shape)).astype(dtype) for _ in range(2)]
     s2 = [x.copy() for x in s]
     w5, w6 = w.copy(), w.copy()
-    O.adam_update(w5, gd, *s, LR, 0.9, 0.99, 1e-3, WD, RS, CG)
-    O.adam_update_std_rsp(w6, RSP(gdata, rows, shape), *s2, LR, 0.9, 0.99, 1e-3, WD, RS, CG)
+    kopt.adam_update(w5, gd, *s, LR, 0.9, 0.99, 1e-3, WD, RS, CG)
+    kopt.adam_update_std_rsp(w6, RSP(gdata, rows, shape), *s2, LR, 0.9, 0.99, 1e-3, WD, RS, CG)
     np.testing.assert_allclose(w6, w5, **_tol(dtype))
 
 
 def test_lazy_empty_grad_and_1d_weight():
     w = np.arange(5.0)
     m = np.zeros(5)
-    O.sgd_mom_update_lazy(w, RSP(np.zeros(0), np.zeros(0, np.int64), (5,)), m, LR, 0.9)
+    kopt.sgd_mom_update_lazy(w, RSP(np.zeros(0), np.zeros(0, np.int64), (5,)), m, LR, 0.9)
     np.testing.assert_array_equal(w, np.arange(5.0))
-    O.sgd_update_lazy(w, RSP(np.array([1.0, 1.0]), np.array([1, 3]), (5,)), 1.0)
+    kopt.sgd_update_lazy(w, RSP(np.array([1.0, 1.0]), np.array([1, 3]), (5,)), 1.0)
     np.testing.assert_array_equal(w, [0, 0, 2, 2, 4])
 
 
 def test_errors():
     w = np.zeros((4, 3))
     with pytest.raises(ShapeError):
-        O.sgd_update(w, np.zeros((3, 4)), LR)
+        kopt.sgd_update(w, np.zeros((3, 4)), LR)
     with pytest.raises(ShapeError):
-        O.sgd_mom_update(w, np.zeros((4, 3)), np.zeros((4, 2)), LR)
+        kopt.sgd_mom_update(w, np.zeros((4, 3)), np.zeros((4, 2)), LR)
     with pytest.raises(ShapeError):
-        O.sgd_update_lazy(w, RSP(np.zeros((1, 3)), np.array([0]), (5, 3)), LR)
+        kopt.sgd_update_lazy(w, RSP(np.zeros((1, 3)), np.array([0]), (5, 3)), LR)
     with pytest.raises(TypeError):
-        O.sgd_update_lazy(w, np.zeros((4, 3)), LR)
+        kopt.sgd_update_lazy(w, np.zeros((4, 3)), LR)
     with pytest.raises(ValueError, match="C-contiguous"):
-        O.sgd_update(np.zeros((3, 4)).T, np.zeros((4, 3)), LR)
+        kopt.sgd_update(np.zeros((3, 4)).T, np.zeros((4, 3)), LR)
     with pytest.raises(ValueError, match="t must be"):
-        O.ftml_update(w, w.copy(), w.copy(), w.copy(), w.copy(), LR, t=0)
+        kopt.ftml_update(w, w.copy(), w.copy(), w.copy(), w.copy(), LR, t=0)
 
 
 @pytest.mark.parametrize("shape", [(7,), (5, 3), (2, 3, 4)])
@@ -333,11 +336,11 @@ def test_sgd_dense_matches_the_checked_entry_points(shape, momentum):
     g = rng.standard_normal(shape).astype(np.float32)
     m = rng.standard_normal(shape).astype(np.float32) if momentum else None
     w2, m2 = w.copy(), None if m is None else m.copy()
-    assert O.sgd_dense(w, g, m, LR, momentum or 0.0, WD, RS, CG)
+    assert kopt.sgd_dense(w, g, m, LR, momentum or 0.0, WD, RS, CG)
     if m is None:
-        O.sgd_update(w2, g, LR, WD, RS, CG)
+        kopt.sgd_update(w2, g, LR, WD, RS, CG)
     else:
-        O.sgd_mom_update(w2, g, m2, LR, momentum, WD, RS, CG)
+        kopt.sgd_mom_update(w2, g, m2, LR, momentum, WD, RS, CG)
         np.testing.assert_array_equal(m, m2)
     np.testing.assert_array_equal(w, w2)
 
@@ -345,9 +348,9 @@ def test_sgd_dense_matches_the_checked_entry_points(shape, momentum):
 def test_sgd_dense_declines_operands_it_cannot_update_in_place():
     w = np.ones((4, 3), np.float32)
     g = np.ones((4, 3), np.float32)
-    assert not O.sgd_dense(w.T, g.T, None, LR, 0.0, WD, RS, CG)  # not C-contiguous
-    assert not O.sgd_dense(w, np.ones((3, 4), np.float32), None, LR, 0.0, WD, RS, CG)
-    assert not O.sgd_dense(w, g, np.ones(3, np.float32), LR, 0.9, WD, RS, CG)
-    assert not O.sgd_dense(w, RSP(np.ones((1, 3), np.float32), np.array([1]), (4, 3)), None,
+    assert not kopt.sgd_dense(w.T, g.T, None, LR, 0.0, WD, RS, CG)  # not C-contiguous
+    assert not kopt.sgd_dense(w, np.ones((3, 4), np.float32), None, LR, 0.0, WD, RS, CG)
+    assert not kopt.sgd_dense(w, g, np.ones(3, np.float32), LR, 0.9, WD, RS, CG)
+    assert not kopt.sgd_dense(w, RSP(np.ones((1, 3), np.float32), np.array([1]), (4, 3)), None,
                            LR, 0.0, WD, RS, CG)
     np.testing.assert_array_equal(w, 1.0)  # nothing was written

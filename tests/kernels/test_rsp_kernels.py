@@ -4,7 +4,7 @@ import pytest
 
 from sparsym.base import ShapeError
 from sparsym.kernels import _twins
-from sparsym.kernels import rsp as K
+from sparsym.kernels import rsp as krsp
 from sparsym.storage import IDX, RSP
 
 dtypes = pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
@@ -55,12 +55,12 @@ def tol(dtype):
 def test_casts(case, dtype, par):
     r = rand_rsp(*case, dtype)
     d = dense(r)
-    np.testing.assert_array_equal(K.rsp_to_dense(r), d)
-    back = K.dense_to_rsp(d)
+    np.testing.assert_array_equal(krsp.rsp_to_dense(r), d)
+    back = krsp.dense_to_rsp(d)
     canonical(back)
     flat = d.reshape(len(d), int(np.prod(d.shape[1:])))
     np.testing.assert_array_equal(back.indices, np.flatnonzero(flat.any(1)))
-    np.testing.assert_array_equal(K.rsp_to_dense(back), d)
+    np.testing.assert_array_equal(krsp.rsp_to_dense(back), d)
 
 
 @dtypes
@@ -69,7 +69,7 @@ def test_canonicalize(dtype):
     idx = rng.integers(0, 20, 50)
     data = rng.standard_normal((50, 3)).astype(dtype)
     snap = (idx.copy(), data.copy())
-    r = K.canonicalize_rsp(data, idx, (20, 3))
+    r = krsp.canonicalize_rsp(data, idx, (20, 3))
     canonical(r)
     ref = np.zeros((20, 3), dtype)
     np.add.at(ref, idx, data)
@@ -77,10 +77,10 @@ def test_canonicalize(dtype):
     np.testing.assert_array_equal(r.indices, np.unique(idx))
     np.testing.assert_array_equal(idx, snap[0])
     np.testing.assert_array_equal(data, snap[1])
-    r2 = K.canonicalize_rsp(r.data, r.indices, r.shape)  # sorted unique: copy
+    r2 = krsp.canonicalize_rsp(r.data, r.indices, r.shape)  # sorted unique: copy
     assert r2.data is not r.data
     np.testing.assert_array_equal(r2.indices, r.indices)
-    e = K.canonicalize_rsp(np.zeros((0, 3), dtype), np.zeros(0, IDX), (20, 3))
+    e = krsp.canonicalize_rsp(np.zeros((0, 3), dtype), np.zeros(0, IDX), (20, 3))
     assert len(e.indices) == 0 and e.data.shape == (0, 3)
 
 
@@ -94,27 +94,27 @@ def test_elementwise(case, dtype):
         da, db = dense(a), dense(b)
         t = tol(dtype)
         for al, be in [(1.0, 1.0), (0.5, -2.0)]:
-            r = K.add_rsp_rsp(a, b, al, be)
+            r = krsp.add_rsp_rsp(a, b, al, be)
             canonical(r)
             np.testing.assert_allclose(dense(r), al * da + be * db, **t)
             np.testing.assert_array_equal(r.indices, np.union1d(a.indices, b.indices))
-            r = K.add_rsp_rsp(a, a, al, be)
+            r = krsp.add_rsp_rsp(a, a, al, be)
             np.testing.assert_allclose(dense(r), (al + be) * da, **t)
-        r = K.mul_rsp_rsp(a, b)
+        r = krsp.mul_rsp_rsp(a, b)
         canonical(r)
         np.testing.assert_array_equal(r.indices, np.intersect1d(a.indices, b.indices))
         np.testing.assert_allclose(dense(r), da * db, **t)
         D = np.random.default_rng(4).standard_normal(shape).astype(dtype)
-        r = K.mul_rsp_dns(a, D)
+        r = krsp.mul_rsp_dns(a, D)
         np.testing.assert_array_equal(r.indices, a.indices)
         np.testing.assert_allclose(dense(r), da * D, **t)
-        np.testing.assert_allclose(K.add_rsp_dns(a, D), da + D, **t)
+        np.testing.assert_allclose(krsp.add_rsp_dns(a, D), da + D, **t)
         c = rand_rsp(shape, frac, dtype, 5, power)
         for group in ([a], [a, b], [a, b, c, a]):
-            r = K.add_n_rsp(group)
+            r = krsp.add_n_rsp(group)
             canonical(r)
             np.testing.assert_allclose(dense(r), sum(dense(x) for x in group), **t)
-        r = K.map_values(a, np.abs)
+        r = krsp.map_values(a, np.abs)
         np.testing.assert_array_equal(dense(r), np.abs(da))
 
 
@@ -129,7 +129,7 @@ def test_rows(case, dtype, par):
     for ids in ([], rng.integers(0, max(m, 1), 7) if m else [], np.arange(m)[::-1],
                 r.indices[::2]):
         ids = np.asarray(ids, dtype=IDX)
-        k = K.retain(r, ids)
+        k = krsp.retain(r, ids)
         canonical(k)
         keep = np.intersect1d(r.indices, ids)
         np.testing.assert_array_equal(k.indices, keep)
@@ -137,12 +137,12 @@ def test_rows(case, dtype, par):
         ref[keep] = d[keep]
         np.testing.assert_array_equal(dense(k), ref)
     idx = rng.integers(0, max(m, 1), (3, 4)) if m else np.zeros((3, 0), IDX)
-    out = K.take_rows_rsp(r, idx)
+    out = krsp.take_rows_rsp(r, idx)
     assert out.shape == idx.shape + tuple(shape[1:])
     np.testing.assert_array_equal(out, d[idx])
-    out = K.take_rows_rsp(r, idx.astype(np.float32))  # Embedding passes float indices
+    out = krsp.take_rows_rsp(r, idx.astype(np.float32))  # Embedding passes float indices
     np.testing.assert_array_equal(out, d[idx])
-    pos = K.rows_lookup(r.indices, idx)
+    pos = krsp.rows_lookup(r.indices, idx)
     assert pos.shape == idx.shape and pos.dtype == IDX
     ref = np.array([np.flatnonzero(r.indices == i)[0] if i in r.indices else -1
                     for i in idx.ravel()], dtype=IDX).reshape(idx.shape)
@@ -155,7 +155,7 @@ def test_embedding_grad(dtype):
     for idx_shape in [(0,), (5,), (4, 6)]:
         idx = rng.integers(0, 30, idx_shape)
         og = rng.standard_normal(idx_shape + (3,)).astype(dtype)
-        g = K.embedding_grad_rsp(idx.astype(np.float32), og, 30)
+        g = krsp.embedding_grad_rsp(idx.astype(np.float32), og, 30)
         canonical(g)
         assert g.shape == (30, 3) and g.data.dtype == dtype
         ref = np.zeros((30, 3), dtype)
@@ -173,15 +173,15 @@ def test_reductions(case, dtype):
     t = tol(dtype)
     for ax in [None] + list(range(len(shape))) + [-1]:
         for kd in (False, True):
-            np.testing.assert_allclose(K.sum_rsp(r, ax, kd), d.sum(axis=ax, keepdims=kd), **t)
-            out = K.square_sum_rsp(r, ax, kd)
+            np.testing.assert_allclose(krsp.sum_rsp(r, ax, kd), d.sum(axis=ax, keepdims=kd), **t)
+            out = krsp.square_sum_rsp(r, ax, kd)
             ref = (d ** 2).sum(axis=ax, keepdims=kd)
             if ax in (1, -1) and kd and len(shape) == 2:
                 assert isinstance(out, RSP) and out.shape == (shape[0], 1)
                 np.testing.assert_array_equal(out.indices, r.indices)
                 out = dense(out)
             np.testing.assert_allclose(out, ref, **t)
-    n = K.norm_rsp(r)
+    n = krsp.norm_rsp(r)
     assert n.shape == ()
     np.testing.assert_allclose(n, np.sqrt((d.astype(np.float64) ** 2).sum()), rtol=1e-5)
 
@@ -189,28 +189,29 @@ def test_reductions(case, dtype):
 def test_errors_and_large_lookup():
     a = rand_rsp((10, 2), 0.5, np.float32)
     with pytest.raises(ShapeError):
-        K.add_rsp_rsp(a, rand_rsp((11, 2), 0.5, np.float32))
+        krsp.add_rsp_rsp(a, rand_rsp((11, 2), 0.5, np.float32))
     with pytest.raises(ShapeError):
-        K.sum_rsp(a, 3)
+        krsp.sum_rsp(a, 3)
     snap = (a.data.copy(), a.indices.copy())
-    K.add_rsp_rsp(a, a, 2.0, 3.0)
-    K.mul_rsp_dns(a, np.ones((10, 2), np.float32))
+    krsp.add_rsp_rsp(a, a, 2.0, 3.0)
+    krsp.mul_rsp_dns(a, np.ones((10, 2), np.float32))
     np.testing.assert_array_equal(a.data, snap[0])
     np.testing.assert_array_equal(a.indices, snap[1])
     # int64 row ids beyond 2**31
     rows = np.array([3, 2**33, 2**40], IDX)
     w = RSP(np.arange(6, dtype=np.float32).reshape(3, 2), rows, (2**41, 2))
-    np.testing.assert_array_equal(K.rows_lookup(rows, np.array([2**40, 5, 3], IDX)), [2, -1, 0])
-    out = K.take_rows_rsp(w, np.array([2**33, 7], IDX))
+    np.testing.assert_array_equal(krsp.rows_lookup(rows, np.array([2**40, 5, 3], IDX)), [2, -1, 0])
+    out = krsp.take_rows_rsp(w, np.array([2**33, 7], IDX))
     np.testing.assert_array_equal(out, [[2, 3], [0, 0]])
     # out-of-range ids are clipped (MXNet Embedding mode='clip')
-    np.testing.assert_array_equal(K.take_rows_rsp(w, np.array([-5, 2**45], IDX)), [[0, 0], [0, 0]])
+    np.testing.assert_array_equal(krsp.take_rows_rsp(w, np.array([-5, 2**45], IDX)),
+                                  [[0, 0], [0, 0]])
     w2 = RSP(np.ones((2, 2), np.float32), np.array([0, 9], IDX), (10, 2))
-    np.testing.assert_array_equal(K.take_rows_rsp(w2, np.array([-1, 12, 5])),
+    np.testing.assert_array_equal(krsp.take_rows_rsp(w2, np.array([-1, 12, 5])),
                                   [[1, 1], [1, 1], [0, 0]])
-    g = K.embedding_grad_rsp(np.array([-3, 11]), np.ones((2, 1)), 10)
+    g = krsp.embedding_grad_rsp(np.array([-3, 11]), np.ones((2, 1)), 10)
     np.testing.assert_array_equal(g.indices, [0, 9])
-    g = K.embedding_grad_rsp(np.array([2**40, 2**40, 1], IDX), np.ones((3, 2)), 2**41)
+    g = krsp.embedding_grad_rsp(np.array([2**40, 2**40, 1], IDX), np.ones((3, 2)), 2**41)
     np.testing.assert_array_equal(g.indices, [1, 2**40])
     np.testing.assert_array_equal(g.data, [[1, 1], [2, 2]])
 

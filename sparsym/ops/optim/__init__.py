@@ -1,2 +1,3 @@
-"""Optimizer update operators (one registration style: ``_update_op`` records in
-``updates``), fused multi-weight updates, AMP and gradient-bookkeeping operators."""
+"""Optimizer update operators (``register(OpDef(...))`` as in every family), fused
+multi-weight updates, AMP and gradient-bookkeeping operators; ``service`` holds the update
+kernels' table, the one lazy-update policy and the optimizers' door to the kernels."""

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels import optim as kopt
 from ..core import rules
 from ..core.helpers import DNS
 from ..core.params import Field, Params
 from ..core.registry import Dispatch, OpDef, register
+from . import service
 
 _LR = Field("float", doc="learning rate")
 _CLIP = dict(rescale_grad=Field("float", 1.0), clip_gradient=Field("float", -1.0))
@@ -41,11 +41,9 @@ def _type_like_weight(attrs, ins, outs):
     return ins, outs
 
 
-def _reg(name, inputs, params, kernel, mutates, doc, shape=rules.same_shape,
-         infer_type=rules.same_type):
-    register(OpDef(name, params=params, inputs=inputs,
-                   dispatch=(Dispatch((DNS,) * len(inputs), (DNS,), kernel),),
-                   mutates=mutates, infer_shape=shape, infer_type=infer_type, doc=doc))
+def _dense(inputs, kernel):
+    """The one dispatch row of these updates: every input and the result dense."""
+    return (Dispatch((DNS,) * len(inputs), (DNS,), kernel),)
 
 
 def _mp_shape(attrs, ins, outs):
@@ -63,29 +61,41 @@ def _mp_type(attrs, ins, outs):
 _SGD = dict(wd=Field("float", 0.0), **_CLIP)
 
 
-def _mp(fn, n_states):
-    """Run the float32 kernels.optim update ``fn`` on weight32, return it cast to the weight."""
+def _mp(kind, n_states):
+    """Run the service's dense ``kind`` update on the float32 weight32, return it cast to
+    the weight's dtype."""
     def kernel(a, xs):
         w, g, states, w32 = xs[0], xs[1], xs[2:2 + n_states], xs[-1]
         kw = {k: a[k] for k in ("lr", "momentum", "wd", "rescale_grad") if k in a}
-        fn(w32, np.asarray(g, np.float32), *states, clip_gradient=_cg(a), **kw)
+        service.run_update(kind, False, w32, np.asarray(g, np.float32), states,
+                           clip_gradient=_cg(a), **kw)
         return (w32.astype(w.dtype),)
     return kernel
 
 
-_reg("mp_sgd_update", ("weight", "grad", "weight32"),
-     Params(lr=_LR, **_SGD, lazy_update=Field("bool", True)), _mp(kopt.sgd_update, 0), (2,),
-     "Multi-precision SGD: the update runs on the float32 master copy ``weight32`` (in "
-     "place); the result is it cast to the weight's dtype.", infer_type=_mp_type)
-_reg("mp_sgd_mom_update", ("weight", "grad", "mom", "weight32"),
-     Params(lr=_LR, momentum=Field("float", 0.0), **_SGD, lazy_update=Field("bool", True)),
-     _mp(kopt.sgd_mom_update, 1), (2, 3),
-     "Multi-precision SGD with momentum (``mom`` float32, updated in place with weight32).",
-     infer_type=_mp_type)
-_reg("mp_nag_mom_update", ("weight", "grad", "mom", "weight32"),
-     Params(lr=_LR, momentum=Field("float", 0.0), **_SGD), _mp(kopt.nag_mom_update, 1), (2, 3),
-     "Multi-precision Nesterov momentum SGD (as nag_mom_update, on weight32).",
-     infer_type=_mp_type)
+_MP_SGD_IN = ("weight", "grad", "weight32")
+_MP_MOM_IN = ("weight", "grad", "mom", "weight32")
+register(OpDef(
+    "mp_sgd_update", inputs=_MP_SGD_IN,
+    params=Params(lr=_LR, **_SGD, lazy_update=Field("bool", True)),
+    dispatch=_dense(_MP_SGD_IN, _mp("sgd", 0)), mutates=(2,), infer_shape=rules.same_shape,
+    infer_type=_mp_type,
+    doc="Multi-precision SGD: the update runs on the float32 master copy ``weight32`` (in "
+        "place); the result is it cast to the weight's dtype."))
+register(OpDef(
+    "mp_sgd_mom_update", inputs=_MP_MOM_IN,
+    params=Params(lr=_LR, momentum=Field("float", 0.0), **_SGD,
+                  lazy_update=Field("bool", True)),
+    dispatch=_dense(_MP_MOM_IN, _mp("sgd_mom", 1)), mutates=(2, 3),
+    infer_shape=rules.same_shape, infer_type=_mp_type,
+    doc="Multi-precision SGD with momentum (``mom`` float32, updated in place with "
+        "weight32)."))
+register(OpDef(
+    "mp_nag_mom_update", inputs=_MP_MOM_IN,
+    params=Params(lr=_LR, momentum=Field("float", 0.0), **_SGD),
+    dispatch=_dense(_MP_MOM_IN, _mp("nag_mom", 1)), mutates=(2, 3),
+    infer_shape=rules.same_shape, infer_type=_mp_type,
+    doc="Multi-precision Nesterov momentum SGD (as nag_mom_update, on weight32)."))
 
 
 # ----------------------------------------------------------------------------- AdamW
@@ -141,11 +151,16 @@ _ADAMW_DOC = """AdamW (decoupled weight decay): ``g = clip(rescale_grad * grad)`
     updated in place, ``w -= eta * (lr * mean / (sqrt(var) + epsilon) + wd * w)``;
     ``rescale_grad`` is a (1,) array; 0, inf or nan skips the update (weight, mean and var
     unchanged)."""
-_reg("_adamw_update", ("weight", "grad", "mean", "var", "rescale_grad"), _ADAMW, _adamw(False),
-     (2, 3), _ADAMW_DOC, shape=_adamw_shape, infer_type=_adamw_type(False))
-_reg("_mp_adamw_update", ("weight", "grad", "mean", "var", "weight32", "rescale_grad"), _ADAMW,
-     _adamw(True), (2, 3, 4), _ADAMW_DOC + " Multi-precision: on float32 weight32.",
-     shape=_adamw_shape, infer_type=_adamw_type(True))
+_ADAMW_IN = ("weight", "grad", "mean", "var", "rescale_grad")
+_MP_ADAMW_IN = ("weight", "grad", "mean", "var", "weight32", "rescale_grad")
+register(OpDef(
+    "_adamw_update", inputs=_ADAMW_IN, params=_ADAMW,
+    dispatch=_dense(_ADAMW_IN, _adamw(False)), mutates=(2, 3), infer_shape=_adamw_shape,
+    infer_type=_adamw_type(False), doc=_ADAMW_DOC))
+register(OpDef(
+    "_mp_adamw_update", inputs=_MP_ADAMW_IN, params=_ADAMW,
+    dispatch=_dense(_MP_ADAMW_IN, _adamw(True)), mutates=(2, 3, 4), infer_shape=_adamw_shape,
+    infer_type=_adamw_type(True), doc=_ADAMW_DOC + " Multi-precision: on float32 weight32."))
 
 
 # ----------------------------------------------------------------------------- LAMB
@@ -226,21 +241,33 @@ def _lamb1_type(mp):
     return rule
 
 
-_reg("lamb_update_phase1", ("weight", "grad", "mean", "var"), _LAMB1, _lamb1(False), (2, 3),
-     """LAMB phase 1: mean and var updated in place (Adam moments of
+_LAMB1_IN = ("weight", "grad", "mean", "var")
+_MP_LAMB1_IN = _LAMB1_IN + ("weight32",)
+_LAMB2_IN = ("weight", "g", "r1", "r2")
+_MP_LAMB2_IN = _LAMB2_IN + ("weight32",)
+register(OpDef(
+    "lamb_update_phase1", inputs=_LAMB1_IN, params=_LAMB1,
+    dispatch=_dense(_LAMB1_IN, _lamb1(False)), mutates=(2, 3), infer_shape=rules.same_shape,
+    infer_type=_lamb1_type(False),
+    doc="""LAMB phase 1: mean and var updated in place (Adam moments of
     ``clip(rescale_grad * grad)``); returns ``m / (sqrt(v) + epsilon) + wd * weight`` with
-    the bias-corrected moments (step ``t``) when ``bias_correction``.""",
-     infer_type=_lamb1_type(False))
-_reg("mp_lamb_update_phase1", ("weight", "grad", "mean", "var", "weight32"), _LAMB1,
-     _lamb1(True), (2, 3), "LAMB phase 1 on the float32 master weight32 (float32 result).",
-     infer_type=_lamb1_type(True))
-_reg("lamb_update_phase2", ("weight", "g", "r1", "r2"), _LAMB2, _lamb2(False), (),
-     """LAMB phase 2: ``weight - lr * (r1 / r2) * g`` with r1 (the weight norm) clipped to
-    [lower_bound, upper_bound] when those are >= 0, ratio 1 when r1 or r2 is 0.""",
-     shape=_lamb2_shape, infer_type=lambda a, ins, outs: _type_like_weight(a, ins, outs))
-_reg("mp_lamb_update_phase2", ("weight", "g", "r1", "r2", "weight32"), _LAMB2, _lamb2(True),
-     (4,), "LAMB phase 2 on the float32 master weight32 (updated in place).",
-     shape=_lamb2_shape, infer_type=lambda a, ins, outs: _type_like_weight(a, ins, outs))
+    the bias-corrected moments (step ``t``) when ``bias_correction``."""))
+register(OpDef(
+    "mp_lamb_update_phase1", inputs=_MP_LAMB1_IN, params=_LAMB1,
+    dispatch=_dense(_MP_LAMB1_IN, _lamb1(True)), mutates=(2, 3),
+    infer_shape=rules.same_shape, infer_type=_lamb1_type(True),
+    doc="LAMB phase 1 on the float32 master weight32 (float32 result)."))
+register(OpDef(
+    "lamb_update_phase2", inputs=_LAMB2_IN, params=_LAMB2,
+    dispatch=_dense(_LAMB2_IN, _lamb2(False)), mutates=(), infer_shape=_lamb2_shape,
+    infer_type=_type_like_weight,
+    doc="""LAMB phase 2: ``weight - lr * (r1 / r2) * g`` with r1 (the weight norm) clipped to
+    [lower_bound, upper_bound] when those are >= 0, ratio 1 when r1 or r2 is 0."""))
+register(OpDef(
+    "mp_lamb_update_phase2", inputs=_MP_LAMB2_IN, params=_LAMB2,
+    dispatch=_dense(_MP_LAMB2_IN, _lamb2(True)), mutates=(4,), infer_shape=_lamb2_shape,
+    infer_type=_type_like_weight,
+    doc="LAMB phase 2 on the float32 master weight32 (updated in place)."))
 
 
 # ----------------------------------------------------------------------------- multi_lars
@@ -257,6 +284,9 @@ def _lars(a, xs):
     return (new.astype(xs[0].dtype),)
 
 
-_reg("multi_lars", ("lrs", "weights_sum_sq", "grads_sum_sq", "wds"), _LARS, _lars, (),
-     """LARS learning rates: ``lrs * eta * |w| / (|g| * rescale_grad + wd * |w| + eps)`` per
-    weight from the sums of squares (the lr itself where a norm is 0).""")
+_LARS_IN = ("lrs", "weights_sum_sq", "grads_sum_sq", "wds")
+register(OpDef(
+    "multi_lars", inputs=_LARS_IN, params=_LARS, dispatch=_dense(_LARS_IN, _lars), mutates=(),
+    infer_shape=rules.same_shape, infer_type=rules.same_type,
+    doc="""LARS learning rates: ``lrs * eta * |w| / (|g| * rescale_grad + wd * |w| + eps)`` per
+    weight from the sums of squares (the lr itself where a norm is 0)."""))

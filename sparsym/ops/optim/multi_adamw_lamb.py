@@ -15,11 +15,11 @@ import numpy as np
 
 from ... import storage as st
 from ...base import ParamError
-from ...kernels import lamb as klamb
 from ..core import rules
 from ..core.helpers import DNS, RSP
 from ..core.params import Field, Params
 from ..core.registry import Dispatch, OpDef, register
+from . import service
 from .mp_updates import adamw_step, scaled_grad
 from .multi_sgd import group_shape, mutated_states
 
@@ -128,14 +128,16 @@ def _lamb(mp):
             w, g, mean, var = xs[i * per:i * per + 4]
             # the mp form updates weight32 in place; the plain one returns a new weight
             target = xs[i * per + 4] if mp else np.array(w, copy=True)
-            r, r1, r2 = klamb.lamb_direction(target, g, mean, var, steps[i], wds[i],
-                                             a.rescale_grad, _clip(a.clip_gradient), a.beta1,
-                                             a.beta2, a.epsilon, a.bias_correction)
-            if mp and w.dtype == np.float16:
-                # MXNet's norm of the weight reads the float16 weight and squares it in
-                # float16 (multi_sum_sq), not the float32 master copy
-                r1 = float(np.sqrt(np.square(w, dtype=np.float16).sum(dtype=np.float64)))
-            klamb.lamb_apply(target, r, lrs[i], klamb.trust_ratio(r1, r2, lower, upper))
+            # MXNet's norm of a float16 weight reads the float16 weight and squares it in
+            # float16 (multi_sum_sq), not the float32 master copy
+            norm = (float(np.sqrt(np.square(w, dtype=np.float16).sum(dtype=np.float64)))
+                    if mp and w.dtype == np.float16 else None)
+            service.lamb_step(target, g, mean, var, t=steps[i], lr=lrs[i], wd=wds[i],
+                              rescale_grad=a.rescale_grad,
+                              clip_gradient=_clip(a.clip_gradient), beta1=a.beta1,
+                              beta2=a.beta2, epsilon=a.epsilon,
+                              bias_correction=a.bias_correction, lower_bound=lower,
+                              upper_bound=upper, weight_norm=norm)
             outs.append(target.astype(w.dtype) if mp else target)
         return tuple(outs)
     return kernel

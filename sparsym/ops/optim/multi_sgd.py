@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels import optim as kopt
 from ..core import rules
 from ..core.helpers import DNS
 from ..core.params import Field, Params
 from ..core.registry import Dispatch, OpDef, register
+from . import service
 
 
 def _group(mom, mp):
@@ -112,9 +112,10 @@ def _kernel(mom, mp, preloaded):
             kw = dict(lr=float(lrs[i]), wd=float(wds[i]), rescale_grad=a.rescale_grad,
                       clip_gradient=clip)
             if mom:
-                kopt.sgd_mom_update(target, gg, grp[2], momentum=a.momentum, **kw)
+                service.run_update("sgd_mom", False, target, gg, (grp[2],),
+                                   momentum=a.momentum, **kw)
             else:
-                kopt.sgd_update(target, gg, **kw)
+                service.run_update("sgd", False, target, gg, (), **kw)
             outs.append(target.astype(w.dtype) if mp else target)
         return tuple(outs)
     return kernel

@@ -28,6 +28,7 @@ from ..core import rules
 from ..core.helpers import DNS, RSP
 from ..core.params import Field, Params
 from ..core.registry import Dispatch, OpDef, register
+from . import service
 
 _COMMON = dict(
     wd=Field("float", 0.0, doc="weight decay"),
@@ -95,33 +96,31 @@ def _grad_as(g, dtype):
     return np.ascontiguousarray(st.todense(g), dtype=dtype)
 
 
-# ----------------------------------------------------------------------------- kernel factory
-def _update_kernel(name, dense, lazy=None, std=None, scalars=(), lazy_rule="param",
-                   out_stype=None):
-    """Build an update kernel.
+# ----------------------------------------------------------------------------- kernels
+def _update_kernel(name, kind, scalars, lazy_rule, out_stype, renamed=None):
+    """The kernel of one dispatch row of update ``name``: the service's ``kind`` update on
+    views of the weight and states; ``lazy_rule`` decides a row_sparse gradient
+    (service.LAZY_RULES); ``scalars`` are the attrs passed to the kernel (``renamed`` maps
+    an attr to the kernel's keyword); the result has stype ``out_stype``."""
+    renamed = renamed or {}
+    has_std = service.UPDATES[kind].std_rsp is not None
 
-    dense(w, g, *states, **scalars) / lazy(...) / std(...) are kernels.optim functions.
-    lazy_rule: 'param' (lazy_update), 'states' (lazy_update and states' stype == weight's),
-    'all_rsp' (weight and states row_sparse), 'always', 'never'.
-    out_stype: force the result stype (the rows' declared output), else the weight's.
-    """
     def kernel(attrs, xs):
         w, g, states = xs[0], xs[1], xs[2:]
         arr, finish = _weight_view(w, bool(attrs.get("__inplace__")))
         pairs = [_state_view(s, name, i) for i, s in enumerate(states)]
         views = [v for v, _ in pairs]
-        kw = {k: attrs[k] for k in scalars}
-        if "clip_gradient" in kw and kw["clip_gradient"] < 0:
+        kw = {renamed.get(k, k): attrs[k] for k in scalars}
+        if kw.get("clip_gradient") is not None and kw["clip_gradient"] < 0:
             kw["clip_gradient"] = None
+        lazy = service.lazy_update_applies(
+            lazy_rule, st.stype_of(g), attrs.get("lazy_update", True), st.stype_of(w),
+            [st.stype_of(s) for s in states])
+
         def run(work, gg, wviews):
-            if isinstance(gg, st.RSP) and lazy is not None \
-                    and _use_lazy(lazy_rule, attrs, w, states):
-                lazy(work, gg, *wviews, **kw)
-            elif isinstance(gg, st.RSP) and std is not None:
-                std(work, gg, *wviews, **kw)
-            else:
-                dense(work, _grad_as(st.todense(gg) if isinstance(gg, st.RSP) else gg,
-                                     work.dtype), *wviews, **kw)
+            if not lazy and not (isinstance(gg, st.RSP) and has_std):
+                gg = _grad_as(st.todense(gg) if isinstance(gg, st.RSP) else gg, work.dtype)
+            service.run_update(kind, lazy, work, gg, wviews, std_rsp=True, **kw)
 
         # Numba has no half-precision arithmetic: float16 weights and states are updated as
         # float32 copies and stored back, by the kernels' one widening (via_float32)
@@ -133,157 +132,145 @@ def _update_kernel(name, dense, lazy=None, std=None, scalars=(), lazy_rule="para
             if back is not None:
                 back()
         res = finish()
-        if out_stype is not None and st.stype_of(res) != out_stype:
+        if st.stype_of(res) != out_stype:
             res = st.cast_raw(res, out_stype)
         return (res,)
     return kernel
 
 
-def _use_lazy(rule, attrs, w, states):
-    ws = st.stype_of(w)
-    if rule == "always":
-        return True
-    if rule == "never":
-        return False
-    if rule == "all_rsp":
-        return ws == RSP and all(st.stype_of(s) == RSP for s in states)
-    if not attrs.get("lazy_update", True):
-        return False
-    return rule == "param" or all(st.stype_of(s) == ws for s in states)
+def _rows(name, kind, scalars, rows, lazy_rule="never", renamed=None):
+    """The dispatch rows of update ``name`` from (input stypes, output stype) pairs.
+
+    ``weight_inplace``: with out=weight, nd.* passes __inplace__ and the weight is updated
+    where it lies."""
+    return tuple(Dispatch(ins, (out,), _update_kernel(name, kind, scalars, lazy_rule, out,
+                                                      renamed), weight_inplace=True)
+                 for ins, out in rows)
 
 
-def _shape_rule(attrs, ins, outs):
-    return rules.same_shape(attrs, ins, outs)
-
-
-def _type_rule(attrs, ins, outs):
-    return rules.same_type(attrs, ins, outs)
-
-
-def register_update(name, inputs, params, dense, lazy=None, std=None, scalars=(),
-                    lazy_rule="param", rows=None, aliases=(), doc=""):
-    """Register an update op; ``rows`` is a list of (input stypes, output stype)."""
-    ns = len(inputs) - 2
-    dispatch = []
-    for ins, out in rows:
-        # weight_inplace: with out=weight, nd.* passes __inplace__ and the weight is updated
-        # where it lies
-        dispatch.append(Dispatch(ins, (out,), _update_kernel(
-            name, dense, lazy, std, scalars, lazy_rule, out_stype=out), weight_inplace=True))
-    register(OpDef(name, inputs=tuple(inputs), params=params, dispatch=tuple(dispatch),
-                   mutates=tuple(range(2, 2 + ns)), infer_shape=_shape_rule,
-                   infer_type=_type_rule, aliases=aliases, doc=doc))
+def _states(inputs):
+    """The state inputs (updated in place): every input after weight and grad."""
+    return tuple(range(2, len(inputs)))
 
 
 _ANY = ("*",)
 _SGD_SCALARS = ("lr", "wd", "rescale_grad", "clip_gradient")
+_SGD_IN = ("weight", "grad")
+_SGD_MOM_IN = ("weight", "grad", "mom")
+_ADAM_IN = ("weight", "grad", "mean", "var")
+_FTRL_IN = ("weight", "grad", "z", "n")
+_ADAGRAD_IN = ("weight", "grad", "history")
 
-register_update(
-    "sgd_update", ("weight", "grad"), _params(lr=Field("float", doc="learning rate")),
-    kopt.sgd_update, kopt.sgd_update_lazy, kopt.sgd_update_std_rsp, _SGD_SCALARS,
-    rows=[((DNS, DNS), DNS), ((DNS, RSP), DNS), ((RSP, RSP), RSP), (("*", "*"), DNS)],
+register(OpDef(
+    "sgd_update", inputs=_SGD_IN, params=_params(lr=Field("float", doc="learning rate")),
+    dispatch=_rows("sgd_update", "sgd", _SGD_SCALARS,
+                   [((DNS, DNS), DNS), ((DNS, RSP), DNS), ((RSP, RSP), RSP), (_ANY * 2, DNS)],
+                   lazy_rule="param"),
+    mutates=_states(_SGD_IN), infer_shape=rules.same_shape, infer_type=rules.same_type,
     aliases=("_sparse_sgd_update",),
     doc="""SGD: ``w = (1 - lr*wd)*w - lr*clip(rescale_grad*g)``.
 
     Storage: a row_sparse gradient with lazy_update updates only its rows (weight decay too);
     the result has the weight's stype (row_sparse weight -> row_sparse). Other mixes are
     computed densely. ``out=weight`` updates in place.
-    """)
-register_update(
-    "sgd_mom_update", ("weight", "grad", "mom"),
-    _params(lr=Field("float", doc="learning rate"), momentum=Field("float", 0.0)),
-    kopt.sgd_mom_update, kopt.sgd_mom_update_lazy, kopt.sgd_mom_update_std_rsp,
-    ("lr", "momentum", "wd", "rescale_grad", "clip_gradient"), lazy_rule="states",
-    rows=[((DNS, DNS, DNS), DNS), ((DNS, RSP, DNS), DNS), ((RSP, RSP, RSP), RSP),
-          ((RSP, RSP, DNS), RSP), (_ANY * 3, DNS)],
+    """))
+register(OpDef(
+    "sgd_mom_update", inputs=_SGD_MOM_IN,
+    params=_params(lr=Field("float", doc="learning rate"), momentum=Field("float", 0.0)),
+    dispatch=_rows("sgd_mom_update", "sgd_mom",
+                   ("lr", "momentum", "wd", "rescale_grad", "clip_gradient"),
+                   [((DNS, DNS, DNS), DNS), ((DNS, RSP, DNS), DNS), ((RSP, RSP, RSP), RSP),
+                    ((RSP, RSP, DNS), RSP), (_ANY * 3, DNS)], lazy_rule="states"),
+    mutates=_states(_SGD_MOM_IN), infer_shape=rules.same_shape, infer_type=rules.same_type,
     aliases=("_sparse_sgd_mom_update",),
     doc="""SGD with momentum: ``m = momentum*m - lr*wd*w - lr*clip(rescale_grad*g)``;
     ``w += m``. ``mom`` is updated in place.
 
     Storage: lazy rows when the gradient is row_sparse, lazy_update is set and ``mom`` has
     the weight's stype; a row_sparse weight with a dense ``mom`` takes the standard update.
-    """)
-register_update(
-    "adam_update", ("weight", "grad", "mean", "var"),
-    _params(lr=Field("float", doc="learning rate"), beta1=Field("float", 0.9),
-            beta2=Field("float", 0.999), epsilon=Field("float", 1e-8)),
-    kopt.adam_update, kopt.adam_update_lazy, kopt.adam_update_std_rsp,
-    ("lr", "beta1", "beta2", "epsilon", "wd", "rescale_grad", "clip_gradient"),
-    lazy_rule="states",
-    rows=[((DNS, DNS, DNS, DNS), DNS), ((DNS, RSP, DNS, DNS), DNS), ((RSP, RSP, RSP, RSP), RSP),
-          ((RSP, RSP, DNS, DNS), RSP),
-          (_ANY * 4, DNS)],
+    """))
+register(OpDef(
+    "adam_update", inputs=_ADAM_IN,
+    params=_params(lr=Field("float", doc="learning rate"), beta1=Field("float", 0.9),
+                   beta2=Field("float", 0.999), epsilon=Field("float", 1e-8)),
+    dispatch=_rows("adam_update", "adam",
+                   ("lr", "beta1", "beta2", "epsilon", "wd", "rescale_grad", "clip_gradient"),
+                   [((DNS, DNS, DNS, DNS), DNS), ((DNS, RSP, DNS, DNS), DNS),
+                    ((RSP, RSP, RSP, RSP), RSP), ((RSP, RSP, DNS, DNS), RSP),
+                    (_ANY * 4, DNS)], lazy_rule="states"),
+    mutates=_states(_ADAM_IN), infer_shape=rules.same_shape, infer_type=rules.same_type,
     aliases=("_sparse_adam_update",),
     doc="""Adam without bias correction (pass ``lr*sqrt(1-beta2**t)/(1-beta1**t)``):
     ``G = clip(rescale_grad*g + wd*w)``; mean and var updated in place;
     ``w -= lr*mean/(sqrt(var) + epsilon)``. Storage as :func:`sgd_mom_update`.
-    """)
-register_update(
-    "ftrl_update", ("weight", "grad", "z", "n"),
-    _params(lazy=False, lr=Field("float", doc="learning rate"), lamda1=Field("float", 0.01),
-            beta=Field("float", 1.0)),
-    kopt.ftrl_update, kopt.ftrl_update_lazy, None,
-    ("lr", "lamda1", "beta", "wd", "rescale_grad", "clip_gradient"), lazy_rule="all_rsp",
-    rows=[((DNS, DNS, DNS, DNS), DNS), ((RSP, RSP, RSP, RSP), RSP), (_ANY * 4, DNS)],
+    """))
+register(OpDef(
+    "ftrl_update", inputs=_FTRL_IN,
+    params=_params(lazy=False, lr=Field("float", doc="learning rate"),
+                   lamda1=Field("float", 0.01), beta=Field("float", 1.0)),
+    dispatch=_rows("ftrl_update", "ftrl",
+                   ("lr", "lamda1", "beta", "wd", "rescale_grad", "clip_gradient"),
+                   [((DNS, DNS, DNS, DNS), DNS), ((RSP, RSP, RSP, RSP), RSP), (_ANY * 4, DNS)],
+                   lazy_rule="all_rsp"),
+    mutates=_states(_FTRL_IN), infer_shape=rules.same_shape, infer_type=rules.same_type,
     aliases=("_sparse_ftrl_update",),
     doc="""FTRL-proximal; z and n are updated in place. All row_sparse: only the gradient's
     rows; a dense weight with a row_sparse gradient: every row (MXNet's fallback).
-    """)
-register_update(
-    "_sparse_adagrad_update", ("weight", "grad", "history"),
-    _params(lazy=False, lr=Field("float", doc="learning rate"),
-            epsilon=Field("float", 1e-7)),
-    kopt.adagrad_update, kopt.adagrad_update_lazy, None,
-    ("lr", "epsilon", "wd", "rescale_grad", "clip_gradient"), lazy_rule="always",
-    rows=[((DNS, RSP, DNS), DNS), ((RSP, RSP, RSP), RSP), ((DNS, DNS, DNS), DNS), (_ANY * 3, DNS)],
+    """))
+register(OpDef(
+    "_sparse_adagrad_update", inputs=_ADAGRAD_IN,
+    params=_params(lazy=False, lr=Field("float", doc="learning rate"),
+                   epsilon=Field("float", 1e-7)),
+    dispatch=_rows("_sparse_adagrad_update", "adagrad",
+                   ("lr", "epsilon", "wd", "rescale_grad", "clip_gradient"),
+                   [((DNS, RSP, DNS), DNS), ((RSP, RSP, RSP), RSP), ((DNS, DNS, DNS), DNS),
+                    (_ANY * 3, DNS)], lazy_rule="always"),
+    mutates=_states(_ADAGRAD_IN), infer_shape=rules.same_shape, infer_type=rules.same_type,
     aliases=("adagrad_update",),
     doc="""AdaGrad: ``G = clip(rescale_grad*g) + wd*w``; ``history += G**2``;
     ``w -= lr*G/sqrt(history + epsilon)``; only the row_sparse gradient's rows change.
 
     Beyond MXNet (which raises "Operator not implemented"): wd != 0 and dense gradients.
-    """)
+    """))
 
+# Dense updates (MXNet has no sparse kernel for them: sparse inputs are densified)
 _DENSE_ONLY = [
-    ("nag_mom_update", ("weight", "grad", "mom"),
-     dict(lr=Field("float"), momentum=Field("float", 0.0)), kopt.nag_mom_update,
+    ("nag_mom_update", "nag_mom", ("weight", "grad", "mom"),
+     dict(lr=Field("float"), momentum=Field("float", 0.0)),
      ("lr", "momentum", "wd", "rescale_grad", "clip_gradient")),
-    ("rmsprop_update", ("weight", "grad", "n"),
+    ("rmsprop_update", "rmsprop", ("weight", "grad", "n"),
      dict(lr=Field("float"), gamma1=Field("float", 0.95), epsilon=Field("float", 1e-8),
-          after=dict(clip_weights=Field("float", -1.0))), kopt.rmsprop_update,
+          after=dict(clip_weights=Field("float", -1.0))),
      ("lr", "gamma1", "epsilon", "wd", "rescale_grad", "clip_gradient", "clip_weights")),
-    ("rmspropalex_update", ("weight", "grad", "n", "g", "delta"),
+    ("rmspropalex_update", "rmspropalex", ("weight", "grad", "n", "g", "delta"),
      dict(lr=Field("float"), gamma1=Field("float", 0.95), gamma2=Field("float", 0.9),
           epsilon=Field("float", 1e-8), after=dict(clip_weights=Field("float", -1.0))),
-     kopt.rmspropalex_update,
      ("lr", "gamma1", "gamma2", "epsilon", "wd", "rescale_grad", "clip_gradient",
       "clip_weights")),
-    ("signsgd_update", ("weight", "grad"), dict(lr=Field("float")), kopt.signsgd_update,
-     _SGD_SCALARS),
-    ("signum_update", ("weight", "grad", "mom"),
+    ("signsgd_update", "signsgd", ("weight", "grad"), dict(lr=Field("float")), _SGD_SCALARS),
+    ("signum_update", "signum", ("weight", "grad", "mom"),
      dict(lr=Field("float"), momentum=Field("float", 0.0),
           after=dict(wd_lh=Field("float", 0.0))),
-     kopt.signum_update, ("lr", "momentum", "wd", "rescale_grad", "clip_gradient", "wd_lh")),
+     ("lr", "momentum", "wd", "rescale_grad", "clip_gradient", "wd_lh")),
 ]
-for _name, _inputs, _fields, _fn, _scal in _DENSE_ONLY:
+for _name, _kind, _inputs, _fields, _scal in _DENSE_ONLY:
     _n = len(_inputs)
-    register_update(_name, _inputs, _params(lazy=False, **_fields), _fn, None, None, _scal,
-                    lazy_rule="never", rows=[((DNS,) * _n, DNS), (_ANY * _n, DNS)],
-                    doc=f"{_name}: dense update (kernels.optim.{_fn.__name__}); states in "
-                        "place. Sparse inputs are densified (MXNet falls back).")
+    register(OpDef(
+        _name, inputs=_inputs, params=_params(lazy=False, **_fields),
+        dispatch=_rows(_name, _kind, _scal, [((DNS,) * _n, DNS), (_ANY * _n, DNS)]),
+        mutates=_states(_inputs), infer_shape=rules.same_shape, infer_type=rules.same_type,
+        doc=f"{_name}: dense update (kernels.optim.{service.UPDATES[_kind].dense.__name__}); "
+            "states in place. Sparse inputs are densified (MXNet falls back)."))
 
-
-def _ftml(w, g, d, v, z, lr, beta1, beta2, epsilon, t, wd, rescale_grad, clip_grad):
-    kopt.ftml_update(w, g, d, v, z, lr, beta1, beta2, epsilon, t, wd, rescale_grad,
-                     None if clip_grad is None or clip_grad < 0 else clip_grad)
-
-
-_ftml.__name__ = "ftml_update"
-register_update(
-    "ftml_update", ("weight", "grad", "d", "v", "z"),
-    Params(lr=Field("float"), beta1=Field("float", 0.6), beta2=Field("float", 0.999),
-           epsilon=Field("float", 1e-8), t=Field("int"), wd=Field("float", 0.0),
-           rescale_grad=Field("float", 1.0), clip_grad=Field("float", -1.0)),
-    _ftml, None, None, ("lr", "beta1", "beta2", "epsilon", "t", "wd", "rescale_grad",
-                        "clip_grad"),
-    lazy_rule="never", rows=[((DNS,) * 5, DNS), (_ANY * 5, DNS)],
-    doc="FTML step t (dense); d, v and z are updated in place.")
+_FTML_IN = ("weight", "grad", "d", "v", "z")
+register(OpDef(
+    "ftml_update", inputs=_FTML_IN,
+    params=Params(lr=Field("float"), beta1=Field("float", 0.6), beta2=Field("float", 0.999),
+                  epsilon=Field("float", 1e-8), t=Field("int"), wd=Field("float", 0.0),
+                  rescale_grad=Field("float", 1.0), clip_grad=Field("float", -1.0)),
+    dispatch=_rows("ftml_update", "ftml",
+                   ("lr", "beta1", "beta2", "epsilon", "t", "wd", "rescale_grad", "clip_grad"),
+                   [((DNS,) * 5, DNS), (_ANY * 5, DNS)],
+                   renamed={"clip_grad": "clip_gradient"}),
+    mutates=_states(_FTML_IN), infer_shape=rules.same_shape, infer_type=rules.same_type,
+    doc="FTML step t (dense); d, v and z are updated in place."))
