@@ -4,6 +4,7 @@
 optimizers, KVStore, IO) on NumPy, SciPy and Numba.
 """
 from . import _threading_env  # noqa: F401  (before anything loads OpenMP)
+from . import _malloc  # noqa: F401  (freed batch-sized arrays stay with the process)
 from . import _compile_notice  # noqa: F401  (says so when first-use compilation is long)
 from . import base  # noqa: F401
 from .base import MXNetError  # noqa: F401

@@ -19,7 +19,8 @@ from pathlib import Path
 LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("base", "errors, env flags, attr parsing, contexts, the RNG state, raw CSR/RSP "
      "containers, profiler",
-     ("sparsym.base", "sparsym.error", "sparsym._threading_env", "sparsym._compile_notice",
+     ("sparsym.base", "sparsym.error", "sparsym._threading_env", "sparsym._malloc",
+      "sparsym._compile_notice",
       "sparsym._layers", "sparsym.log", "sparsym.context", "sparsym.util", "sparsym.utils",
       "sparsym.engine", "sparsym.profiler", "sparsym.registry",
       "sparsym._rng", "sparsym.dtype_flags", "sparsym.storage")),
