@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -266,3 +267,45 @@ def check_rsp(data, indices, shape, where="row_sparse_array", full=True):
                                f"[{int(indices.min())}, {int(indices.max())}]")
         if np.any(np.diff(indices) <= 0):
             raise StorageError(f"{where}: row indices must be sorted and unique")
+
+
+# ----------------------------------------------------------------------- buffer versions
+# Write versions of dense buffers, for caches of values derived from an array (oneDNN's
+# blocked copy of a convolution weight, a convolution folded with its BatchNorm): a cache
+# entry is valid while the buffer's version is the one it was built at. Every in-place write
+# to an NDArray's dense buffer goes through a path that calls :func:`bump` (NDArray
+# assignment and in-place operators, ``out=`` of operators, optimizer updates, the
+# executor's writes into bound arrays). Versions live on the base buffer (a write through
+# any view bumps it) and are tracked only for buffers someone asked :func:`version` of.
+_VERSIONS: dict = {}  # id(base ndarray) -> [weakref to it, version]
+_NEXT = [0]
+
+
+def _root(a):
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def bump(raw) -> None:
+    """Record a write into dense buffer ``raw`` (any view of it): caches built from it
+    before are stale. A no-op for sparse containers and untracked buffers."""
+    if _VERSIONS and raw.__class__ is np.ndarray:
+        e = _VERSIONS.get(id(_root(raw)))
+        if e is not None:
+            _NEXT[0] += 1
+            e[1] = _NEXT[0]
+
+
+def version(raw) -> int:
+    """The write version of dense buffer ``raw`` (its base buffer's; tracked from now on)."""
+    b = _root(raw)
+    k = id(b)
+    e = _VERSIONS.get(k)
+    if e is None or e[0]() is not b:
+        def drop(ref, k=k):
+            if _VERSIONS.get(k, (None,))[0] is ref:
+                del _VERSIONS[k]
+        _NEXT[0] += 1
+        e = _VERSIONS[k] = [weakref.ref(b, drop), _NEXT[0]]
+    return e[1]

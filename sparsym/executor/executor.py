@@ -47,6 +47,7 @@ def _write(target: NDArray, value, req):
     if req == "add":
         if isinstance(mine, np.ndarray):
             mine += st.todense(value)
+            st.bump(mine)
             return
         if isinstance(mine, st.RSP) and isinstance(value, st.RSP):
             from ..kernels import rsp as krsp
@@ -59,6 +60,7 @@ def _write(target: NDArray, value, req):
             target._raw = value
             return
         np.copyto(mine, st.todense(value), casting="unsafe")
+        st.bump(mine)
     else:
         target._raw = st.cast_raw(value, target.stype)
 
@@ -289,6 +291,7 @@ class Executor:
         for i, (o, e) in enumerate(zip(self.outputs, plan.head_eids)):
             if i in views and o._raw.shape == env[e].shape:
                 np.copyto(o._raw, env[e], casting="unsafe")
+                st.bump(o._raw)
             else:
                 o._raw = env[e]
         self._state = "train" if train else "infer"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import storage as st
 from ..base import getenv
 from ..kvstore.gradsum import sum_raw
 
@@ -86,6 +87,7 @@ def update_params(param_arrays, grad_arrays, updater, num_device, kvstore=None,
             src = ws[0]._raw
             if isinstance(src, np.ndarray):
                 np.copyto(w._raw, src)
+                st.bump(w._raw)
             else:
                 w._raw = src.copy()
 

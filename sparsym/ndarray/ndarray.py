@@ -332,6 +332,7 @@ class NDArray(ArrayProtocols):
             value = np.asarray(value)
             try:
                 np.copyto(mine, np.broadcast_to(value, mine.shape), casting="unsafe")
+                st.bump(mine)
             except ValueError:
                 raise ShapeError(f"cannot assign an array of shape {value.shape} to an NDArray "
                                  f"of shape {mine.shape}") from None
@@ -380,6 +381,7 @@ class NDArray(ArrayProtocols):
                 if np.size(value) != 1:
                     raise
                 self._raw[key] = np.asarray(value).reshape(())
+            st.bump(self._raw)
         except (ValueError, IndexError) as err:
             raise ShapeError(f"NDArray.__setitem__: cannot assign {np.shape(value)} to "
                              f"index {key!r} of an array of shape {self.shape}: {err}") from None
@@ -567,6 +569,7 @@ class NDArray(ArrayProtocols):
                              f"shape={list(res.shape)} (an in-place operator cannot grow its "
                              "left operand)")
         np.copyto(self._raw, st.todense(res._raw), casting="unsafe")
+        st.bump(self._raw)
         return self
 
     def __iadd__(self, o):
@@ -638,6 +641,7 @@ def _scatter_into(dense, raw):
         raise ShapeError(f"cannot assign a {raw.stype} array of shape {tuple(raw.shape)} to an "
                          f"NDArray of shape {dense.shape}")
     np.copyto(dense, st.todense(raw), casting="unsafe")
+    st.bump(dense)
 
 
 def _raw_key(key):

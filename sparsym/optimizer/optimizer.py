@@ -545,6 +545,14 @@ class Updater:
             if i not in states:
                 states[i] = opt.create_state_multi_precision(i, w)
                 self.states_synced[i] = True
+        try:
+            self._update(opt, index, grad, weight)
+        finally:  # the kernels update weights where they lie: caches of them are stale
+            for w in weight:
+                st.bump(w._raw)
+
+    def _update(self, opt, index, grad, weight):
+        states = self.states
         if not (self.aggregate_updates and len(index) > 1):
             for i, g, w in zip(index, grad, weight):
                 opt.update_multi_precision(i, w, g, states[i])

@@ -226,15 +226,23 @@ def _in(arr, nd, cl, dt, want):
     return out
 
 
-def _win(w, geom, want):
-    """MXNet weight ``w`` in the primitive's weight layout."""
+def _win(w, geom, want, scale=None):
+    """MXNet weight ``w`` in the primitive's weight layout (a cached copy while ``w`` is
+    unchanged: ``core.reordered``); ``scale`` (per output channel) multiplies it first."""
+    if scale is not None:
+        if not w.flags.c_contiguous:
+            raise OneDNNUnimplemented("a scaled weight must be C-contiguous")
+        bshape = (-1,) + (1,) * (w.ndim - 1)  # MXNet's weight: output channels first
+
+        def scaled(w):
+            return (w * scale.reshape(bshape)).astype(w.dtype, copy=False)
+        wl, ws = _wdims(w, geom.nd, geom.cl, geom.g, geom.deconv)
+        return core.reordered(w, md_plain(wl, geom.dt, ws), want, derive=scaled, key=(scale,))
     wl, ws = _wdims(w, geom.nd, geom.cl, geom.g, geom.deconv)
     md = md_plain(wl, geom.dt, ws)
     if md.key == want.key:
         return w
-    out = Tensor(want, np.empty(want.size, np.uint8))
-    core.reorder_md(md, want).execute({E.ARG_FROM: w, E.ARG_TO: out.data})
-    return out
+    return core.reordered(w, md, want)  # kept while w is unchanged (inference)
 
 
 def _wout(w_shape, dt, geom, prim, args, pending):
@@ -243,19 +251,48 @@ def _wout(w_shape, dt, geom, prim, args, pending):
     return _run_into(prim, E.ARG_DIFF_WEIGHTS, md_plain(wl, geom.dt, ws), dw, args, pending)
 
 
-def _forward(geom, prim, x, w, b, yshape, dt, plain=True):
+def _forward(geom, prim, x, w, b, yshape, dt, plain=True, scale=None, acc=None):
     """Run forward primitive ``prim`` of ``geom``: y as a NumPy array in the caller's layout
-    (``plain=False``: a Tensor when the primitive's layout is blocked)."""
+    (``plain=False``: a Tensor when the primitive's layout is blocked); ``acc``: the dst
+    starts as a copy of it (a sum post-op accumulates into it)."""
     args = {E.ARG_SRC: _in(x, geom.nd, geom.cl, dt, prim.md(E.ARG_SRC)),
-            E.ARG_WEIGHTS: _win(w, geom, prim.md(E.ARG_WEIGHTS))}
+            E.ARG_WEIGHTS: _win(w, geom, prim.md(E.ARG_WEIGHTS), scale)}
     if b is not None:
         args[E.ARG_BIAS] = np.ascontiguousarray(b, dt)
-    y, ymd = _out(yshape, dt, geom.nd, geom.cl)
     pending = []
+    if acc is not None:
+        y = _accumulator(prim.md(E.ARG_DST), acc, geom, dt)
+        args[E.ARG_DST] = y
+        if plain and isinstance(y, Tensor):
+            pending.append((y, _out(yshape, dt, geom.nd, geom.cl)))
+        prim.execute(args)
+        if pending:
+            (t, (arr, md)), = pending
+            core.reorder_md(t.md, md).execute({E.ARG_FROM: t.data, E.ARG_TO: arr})
+            return arr
+        return y
+    y, ymd = _out(yshape, dt, geom.nd, geom.cl)
     y = _run_into(prim, E.ARG_DST, ymd, y, args, pending, plain)
     prim.execute(args)
     _finish(pending)
     return y
+
+
+def _accumulator(want, acc, geom, dt):
+    """A fresh buffer in layout ``want`` holding ``acc`` (NumPy in the caller's layout, or
+    a Tensor): the dst of a convolution with a sum post-op."""
+    if isinstance(acc, Tensor):
+        if acc.md.key == want.key:
+            return Tensor(want, acc.data.copy())
+        src_md, src = acc.md, acc.data
+    else:
+        src = np.asarray(acc, dt)
+        src_md = _md_of(src, geom.nd, geom.cl, supported_dtype(dt))
+    if want.key == src_md.key:
+        return np.array(src, copy=True) if want.is_plain else Tensor(want, src.copy())
+    out = Tensor(want, np.empty(want.size, np.uint8))
+    core.reorder_md(src_md, want).execute({E.ARG_FROM: src, E.ARG_TO: out.data})
+    return out
 
 
 def _backward(geom, x, w, dy, yshape, dt, nbias, plain=True, need_data=True):
@@ -294,15 +331,21 @@ def _arrays(dt, *xs):
 
 
 def conv_forward(x, w, b, stride, pad, dilate, num_group=1, layout=None, post_ops=(),
-                 prop=None, plain=True):
+                 prop=None, plain=True, scale=None, acc=None):
     """y = Convolution(x, w, b) as ``kernels.conv.conv_forward``; ``post_ops`` are
     :class:`Attr` items (fused ReLU...). 3-D data and weights work here too. ``x`` may be
-    a :class:`Tensor`; ``plain=False`` returns y as a Tensor when its layout is blocked."""
+    a :class:`Tensor`; ``plain=False`` returns y as a Tensor when its layout is blocked.
+    ``scale`` (one factor per output channel) multiplies the weight: a BatchNorm folded in
+    (``b`` then holds its shift); the scaled weight is cached with the reordered one.
+    ``acc`` (y's shape; NumPy or Tensor): y starts as a copy of it, for a leading
+    ``("sum", 1.0)`` post-op (a residual add)."""
     dt = _dtype(x, w, b)
     x, w = _arrays(dt, x, w)
     geom, yshape = conv_geom(x, w, stride, pad, dilate, num_group, layout, b is not None, dt)
     prim = geom.fwd(prop or E.forward_inference, Attr(post_ops) if post_ops else None)
-    return _forward(geom, prim, x, w, b, yshape, dt, plain)
+    if acc is not None and tuple(acc.shape) != tuple(yshape):
+        raise OneDNNUnimplemented(f"sum of {tuple(acc.shape)} into {tuple(yshape)}")
+    return _forward(geom, prim, x, w, b, yshape, dt, plain, scale, acc)
 
 
 def conv_backward(x, w, dy, stride, pad, dilate, num_group=1, need_bias=True, layout=None,

@@ -11,12 +11,13 @@ import time
 
 import numpy as np
 
+from ... import storage
 from . import _lib
 from ._lib import E, check
 
 __all__ = ["MemoryDesc", "md_plain", "md_tag", "Attr", "Primitive", "primitive",
            "Tensor", "same_layout", "reorder_md", "to_plain", "from_plain", "threads_for", "dims",
-           "DTYPES", "cache_info", "cache_clear", "SMALL_WORK"]
+           "DTYPES", "cache_info", "cache_clear", "SMALL_WORK", "reordered"]
 
 _MAXD = _lib._enums.DEFINES["DNNL_MAX_NDIMS"]
 DimsT = ctypes.c_int64 * _MAXD
@@ -343,9 +344,11 @@ def cache_info():
 
 
 def cache_clear():
-    """Drop every cached primitive."""
+    """Drop every cached primitive and reordered parameter."""
     with _cache_lock:
         _cache.clear()
+        _REORDERED.clear()
+        _reordered_bytes[0] = 0
 
 
 def create_pd(fn_name, *args, attr=None):
@@ -471,3 +474,47 @@ def run_forward(prim, x, y):
         args[E.ARG_WORKSPACE] = ws.data
     prim.execute(args)
     return y, ws
+
+
+# Reordered copies of parameters (a convolution's weight in its blocked layout), reused
+# while the source buffer is unchanged: its write version (``storage.version``, bumped by
+# every in-place write path) and, as a safety net for a write that bypassed those paths, a
+# sample of its elements, are those the copy was made from. Least recently used first out
+# past _REORDERED_CAP bytes.
+_REORDERED: collections.OrderedDict = collections.OrderedDict()
+_REORDERED_CAP = 512 << 20
+_reordered_bytes = [0]
+_SAMPLE = 61  # elements compared (spread over the buffer)
+
+
+def _sample(arr):
+    flat = arr.reshape(-1) if arr.flags.c_contiguous else arr.ravel()
+    step = max(1, flat.size // _SAMPLE)
+    return flat[::step].tobytes()
+
+
+def reordered(arr, src_md, dst_md, derive=None, key=()):
+    """``arr`` (NumPy, laid out as ``src_md``) reordered into ``dst_md``, as a Tensor cached
+    while ``arr`` is unchanged (see above). ``derive`` (optional) maps ``arr`` to the
+    array actually reordered (a weight scaled by its BatchNorm); ``key`` then names every
+    other input of it, each ``(array, ...)`` checked by value."""
+    ck = (id(storage._root(arr)), arr.ctypes.data, arr.strides, src_md.key, dst_md.key,
+          tuple(k if not isinstance(k, np.ndarray) else None for k in key))
+    ver = storage.version(arr)
+    extra = tuple(k.tobytes() for k in key if isinstance(k, np.ndarray))
+    hit = _REORDERED.get(ck)
+    if hit is not None:
+        if hit[0] == ver and hit[1] == extra and hit[2] == _sample(arr):
+            _REORDERED.move_to_end(ck)
+            return hit[3]
+        _reordered_bytes[0] -= hit[3].data.nbytes
+        del _REORDERED[ck]
+    src = arr if derive is None else derive(arr)
+    out = Tensor(dst_md, np.empty(dst_md.size, np.uint8))  # a reorder zero-pads
+    reorder_md(src_md, dst_md).execute({E.ARG_FROM: src, E.ARG_TO: out.data})
+    _REORDERED[ck] = (ver, extra, _sample(arr), out)
+    _reordered_bytes[0] += out.data.nbytes
+    while _reordered_bytes[0] > _REORDERED_CAP and len(_REORDERED) > 1:
+        _, old = _REORDERED.popitem(last=False)
+        _reordered_bytes[0] -= old[3].data.nbytes
+    return out

@@ -143,6 +143,18 @@ class OpDef:
     # the kernel applies the post-ops in its attrs' ``__post_ops__`` to its output, in order,
     # on every path (Convolution: oneDNN's post-op attribute, else NumPy after the kernel)
     fuses_post_ops: bool = False
+    # ``f(attrs) -> op name or None``: the op whose node computes this op followed by a
+    # per-channel affine consumer (``affine_fold``) in one step (Convolution -> BatchNorm)
+    folds_affine: Callable | None = None
+    # ``f(attrs) -> bool``: on its moving statistics the op is an affine map per channel of
+    # its first input's axis 1, foldable into that input's producer (``folds_affine``)
+    affine_fold: Callable | None = None
+    # the op is ``lhs + rhs`` of two dense same-shape inputs: it can run as a sum post-op of
+    # the producer of either (``passes/fuse.py``), accumulating into a copy of the other
+    sums_inputs: bool = False
+    # the kernel takes one more input when its attrs carry ``__sum__`` and adds it to its
+    # first output before its post-ops (oneDNN's sum post-op: a residual add)
+    fuses_sum: bool = False
 
     def input_names(self, attrs) -> tuple:
         return tuple(self.inputs(attrs)) if callable(self.inputs) else self.inputs

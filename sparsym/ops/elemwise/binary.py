@@ -185,7 +185,7 @@ for _name, _alpha, _beta, _grad, _al, _what, _op in (
                   Dispatch((DNS, CSR), (DNS,), _sd), Dispatch((CSR, DNS), (DNS,), _sd),
                   Dispatch((DNS, RSP), (DNS,), _sd), Dispatch((RSP, DNS), (DNS,), _sd),
                   Dispatch((CSR, RSP), (DNS,), _sd), Dispatch((RSP, CSR), (DNS,), _sd)),
-        gradient=_grad, aliases=(f"_sparse_{_name}",) + _al,
+        gradient=_grad, aliases=(f"_sparse_{_name}",) + _al, sums_inputs=_beta > 0,
         doc=_ADD_DOC.format(what=_what, op=_op)))
 
 register(OpDef(

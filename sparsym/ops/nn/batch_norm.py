@@ -207,7 +207,7 @@ register(OpDef(
     "BatchNorm", params=_BN,
     **BN_LAYOUT,
     dispatch=(Dispatch((DNS, DNS, DNS, DNS, DNS), (DNS,), _bn_fwd, blocked=True),),
-    fuses_post_ops=True,
+    fuses_post_ops=True, affine_fold=lambda a: a.axis == 1,
     check_fallback=_bn_check_fallback,
     infer_shape=bn_shape, infer_type=rules.same_type, gradient=_bn_grad,
     doc="""Batch normalization over all axes but ``axis``.

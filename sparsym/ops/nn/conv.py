@@ -209,6 +209,7 @@ def _rows(k, blocked=False):
 register(OpDef(
     "Convolution", params=_CONV, inputs=_inputs, dispatch=_rows(_conv_fwd, blocked=True),
     fuses_post_ops=True,
+    folds_affine=lambda a: None if _channel_last(a) else "_fused_conv_bn",  # ops/nn/conv_bn
     infer_shape=conv_shape, infer_type=rules.same_type, gradient=_grad("_backward_Convolution"),
     doc="""1-D, 2-D or 3-D convolution (cross-correlation) with groups, stride, dilation and
     padding.
