@@ -158,3 +158,20 @@ def test_env_var_and_missing_library_in_features():
                   "except d.OneDNNUnavailable as e:\n print('raised', 'pip install' in str(e))",
                   SPARSYM_ONEDNN="1", SPARSYM_ONEDNN_LIBRARY="/nonexistent/libdnnl.so.3")
     assert forced == "raised True"
+
+
+
+def test_layouts_without_strides_are_keyed_by_equality():
+    """Descriptors oneDNN does not describe by strides (opaque kinds, such as packed RNN
+    weights on some CPUs) are told apart by ``dnnl_memory_desc_equal``: their keys carry
+    the index of the first equal descriptor seen with the same dims, type and kind, so two
+    packings never share a key (and a cached reorder). Checked here on descriptors whose
+    equality is known."""
+    from sparsym.kernels.onednn import core
+    shape = (4, 32, 3, 3)
+    a1, a2 = dnn.md_tag(shape, np.float32, E.abcd), dnn.md_tag(shape, np.float32, E.abcd)
+    b = dnn.md_tag(shape, np.float32, E.aBcd16b)
+    head = ("test-head", shape)
+    ka, kb, ka2 = (core._opaque_class(m, head) for m in (a1, b, a2))
+    assert ka == ka2 and ka != kb
+    del core._OPAQUE[head]

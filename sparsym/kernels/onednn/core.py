@@ -101,6 +101,8 @@ class MemoryDesc:
                 nb = self._q(E.query_inner_nblks_s32, ctypes.c_int32)
                 k += [self._qdims(E.query_strides, nd), self._qdims(E.query_inner_blks, nb),
                       self._qdims(E.query_inner_idxs, nb), self._qdims(E.query_padded_dims, nd)]
+            else:  # an opaque layout (RNN-packed weights...): which one, told by oneDNN
+                k.append(_opaque_class(self, tuple(k)))
             self._key = tuple(k)
         return self._key
 
@@ -134,6 +136,25 @@ class MemoryDesc:
 
     def __repr__(self):
         return f"MemoryDesc{self.key}"
+
+
+# Layouts oneDNN does not describe by strides and blocks (format kinds other than blocked)
+# have no queryable details: their keys carry the index of the first equal descriptor
+# (``dnnl_memory_desc_equal``) met with the same dims, data type and kind, so two such
+# layouts never share a key. The representatives are kept (descriptors are small).
+_OPAQUE: dict = {}
+
+
+def _opaque_class(md, head):
+    reps = _OPAQUE.setdefault(head, [])
+    lib = _lib.lib()
+    for i, rep in enumerate(reps):
+        if lib.dnnl_memory_desc_equal(md.ptr, rep.ptr):
+            return ("opaque", i)
+    out = ctypes.c_void_p()  # an owned copy: ``md`` may be borrowed from a primitive
+    check(lib.dnnl_memory_desc_clone(ctypes.byref(out), md.ptr), "memory_desc_clone")
+    reps.append(MemoryDesc(out))
+    return ("opaque", len(reps) - 1)
 
 
 _PLAIN: collections.OrderedDict = collections.OrderedDict()  # (shape, dt, strides) -> md
