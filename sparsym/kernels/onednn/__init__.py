@@ -67,7 +67,7 @@ plan for such rows only, never in imperative ``nd.*`` calls), may return Tensors
 convolution returns its blocked dst (and dx) as they are. The executor converts a Tensor to
 a NumPy array once, before the first step whose row is not ``blocked``, and at the plan's
 edges (outputs, gradients, monitors). Elementwise kernels with f(0) = 0 (relu, add) work on
-the buffers of same-layout Tensors (:func:`same_layout`, ``Tensor.values()``). A
+the buffers of Tensors brought to one layout (:func:`one_layout`, ``Tensor.values()``). A
 normalization or pooling kernel joins by accepting a Tensor (build its primitive on
 ``x.md``), returning its dst/diff_src as a Tensor under ``__blocked__``, and setting
 ``blocked=True`` on its row; anything else it gets is a plain array, as today.
@@ -80,13 +80,13 @@ from ._lib import (E, OneDNNError, OneDNNUnavailable, OneDNNUnimplemented, libra
                    load, max_threads, version)
 from .core import (DTYPES, SMALL_WORK, Attr, MemoryDesc, Primitive, Tensor, cache_clear,
                    cache_info, create_pd, dims, from_plain, md_plain, md_tag, primitive,
-                   reorder_md, same_layout, threads_for, to_plain)
+                   one_layout, reorder_md, threads_for, to_plain)
 
 __all__ = ["E", "OneDNNError", "OneDNNUnavailable", "OneDNNUnimplemented", "available",
            "enabled", "attempt", "use", "mode", "load", "library_path", "version", "max_threads",
            "DTYPES", "SMALL_WORK", "Attr", "MemoryDesc", "Primitive", "Tensor", "cache_clear",
            "cache_info", "create_pd", "dims", "from_plain", "md_plain", "md_tag", "primitive",
-           "reorder_md", "same_layout", "threads_for", "to_plain"]
+           "one_layout", "reorder_md", "threads_for", "to_plain"]
 
 ENV = "SPARSYM_ONEDNN"
 # override: None (follow the environment) or a bool set by use(); ok: the load's outcome

@@ -166,8 +166,23 @@ def _tup(v, nd, default):
     return tuple(int(t) for t in v) if v else (default,) * nd
 
 
+_GEOMS: dict = {}  # conv_geom's answers: a plan runs the same few geometries every call
+
+
 def conv_geom(x, w, stride, pad, dilate, num_group, layout, bias, dt):
-    """ConvGeom of a convolution of ``x`` by MXNet weight ``w``."""
+    """ConvGeom of a convolution of ``x`` by MXNet weight ``w`` (and y's shape)."""
+    key = (tuple(x.shape), w.shape, w.strides, tuple(stride or ()), tuple(pad or ()),
+           tuple(dilate or ()), num_group, layout, bias, np.dtype(dt))
+    hit = _GEOMS.get(key)
+    if hit is None:
+        if len(_GEOMS) > 4096:
+            _GEOMS.clear()
+        hit = _GEOMS[key] = _conv_geom(x, w, stride, pad, dilate, num_group, layout, bias,
+                                       dt)
+    return hit
+
+
+def _conv_geom(x, w, stride, pad, dilate, num_group, layout, bias, dt):
     nd = x.ndim - 2
     _check(x, w, nd)
     cl = layout in _CL

@@ -16,7 +16,7 @@ from . import _lib
 from ._lib import E, check
 
 __all__ = ["MemoryDesc", "md_plain", "md_tag", "Attr", "Primitive", "primitive",
-           "Tensor", "same_layout", "reorder_md", "to_plain", "from_plain", "threads_for", "dims",
+           "Tensor", "one_layout", "reorder_md", "to_plain", "from_plain", "threads_for", "dims",
            "DTYPES", "cache_info", "cache_clear", "SMALL_WORK", "reordered"]
 
 _MAXD = _lib._enums.DEFINES["DNNL_MAX_NDIMS"]
@@ -419,15 +419,25 @@ class Tensor:
         return self.data.view(_NP[self.md.dtype])
 
 
-def same_layout(xs):
-    """The common descriptor when every one of ``xs`` is a Tensor of one layout, else None
-    (elementwise ops with f(0) = 0 then run on the buffers, padding included)."""
-    md = None
+def one_layout(xs):
+    """``(md, tensors)``: every one of ``xs`` as a Tensor of one layout, the first Tensor's
+    (the others reordered into it: cheaper than taking all of them to NumPy when the next
+    step is a oneDNN one again), when some x is a Tensor and all have its shape and dtype;
+    else ``(None, xs)``. Elementwise ops with f(0) = 0 then run on the buffers, padding
+    included."""
+    md = next((x.md for x in xs if type(x) is Tensor), None)
+    if md is None:
+        return None, xs
+    key, shape, dt = md.key, md.shape, _NP.get(md.dtype)
+    out = []
     for x in xs:
-        if type(x) is not Tensor or (md is not None and x.md.key != md.key):
-            return None
-        md = x.md
-    return md
+        if type(x) is Tensor and x.md.key == key:
+            out.append(x)
+        elif tuple(x.shape) == shape and x.dtype == dt:
+            out.append(from_plain(x, md))
+        else:
+            return None, xs
+    return md, out
 
 
 def reorder_md(src_md, dst_md):

@@ -159,7 +159,7 @@ def _blocked_ok(fn):
     dense = dense2(fn)
 
     def k(attrs, xs):
-        md = konednn.same_layout(xs)
+        md, xs = konednn.one_layout(xs)
         if md is not None:
             return (konednn.Tensor(md, fn(xs[0].values(), xs[1].values()).view(np.uint8)),)
         return dense(attrs, [konednn.to_plain(x) for x in xs])

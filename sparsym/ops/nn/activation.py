@@ -51,8 +51,8 @@ _ACT_P = Params(act_type=Field("str", choices=tuple(_ACT),
 
 def _act_fwd(a, xs):
     if a.act_type == "relu":
-        md = konednn.same_layout(xs)  # a oneDNN-laid input inside a plan: relu(0) = 0 keeps
-        if md is not None:        # the padding, so the buffer is the tensor
+        md, xs = konednn.one_layout(xs)  # a oneDNN-laid input inside a plan: relu(0) = 0
+        if md is not None:               # keeps the padding, so the buffer is the tensor
             return (konednn.Tensor(md, np.maximum(xs[0].values(), 0).view(np.uint8)),)
         # cannot overflow: no errstate scope (it costs as much as the op on a small batch)
         return (np.maximum(xs[0], 0),)
@@ -63,7 +63,7 @@ def _act_fwd(a, xs):
 def _act_bwd(a, xs):
     g, x = xs
     if a.act_type == "relu":
-        md = konednn.same_layout(xs)
+        md, (g, x) = konednn.one_layout(xs)
         if md is not None:
             gv = g.values()
             return (konednn.Tensor(md, np.multiply(gv, x.values() > 0, dtype=gv.dtype)
