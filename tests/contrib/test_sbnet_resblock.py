@@ -235,3 +235,35 @@ def test_json_round_trip_of_a_sparse_network():
     assert back.list_auxiliary_states() == net.list_auxiliary_states()
     assert back.infer_shape(x=(1, 3, 10, 10))[1] == [(1, 4, 10, 10)]
     assert back.tojson() == net.tojson()
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_backward_reuses_the_training_forward_activations(layout):
+    # a training forward keeps its tiles and stage activations with the data array; the
+    # backward reuses them, with the gradients of a backward that recomputes them
+    from sparsym.kernels.sbnet import fused
+    n, h, w, c, k = 1, 20, 18, 4, 2
+    args, aux = _values(layout, n, h, w, c, k)
+    _, m4 = _mask((n, h, w), layout, 0.05)
+    m4 = m4.copy()
+    m4.reshape(n, h, w)[0, 9, 9] = 1
+    x = mx.nd.array(args["x"], dtype="float32")
+    params = [mx.nd.array(args[f"rb_{p}"], dtype="float32") for p in PARAMS]
+    moving = [mx.nd.array(aux[f"rb_{a}"], dtype="float32") for a in AUX]
+    m = mx.nd.array(m4)
+    head = mx.nd.array(RNG.standard_normal(x.shape), dtype="float32")
+    grads = []
+    for reuse in (True, False):
+        for v in [x] + params:
+            v.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.contrib.SparseBottleneck(x, m, *params, *moving, num_filter=k,
+                                               layout=layout, bsize=(6, 6),
+                                               dispatch="sparse")
+        assert fused._RES_KEPT.get(x._raw) is not None
+        if not reuse:
+            fused._RES_KEPT.put(x._raw, None)  # forget: the backward recomputes
+        y.backward(head)
+        grads.append([v.grad.asnumpy() for v in [x] + params])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

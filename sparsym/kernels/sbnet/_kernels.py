@@ -263,6 +263,31 @@ def bn_relu(v, scale, shift, rowmask, out):
             out[r, k] = z if z > 0 else 0
 
 
+@njit(cache=True, nogil=True)
+def bn_grad_sums(dz, v, mean, inv, sums):
+    """sums[0] = column sums of dz, sums[1] = of dz * xhat (xhat = (v - mean) * inv), in
+    float64; dz and v are (rows, C)."""
+    rows, c = v.shape
+    for r in range(rows):
+        for k in range(c):
+            d = dz[r, k]
+            sums[0, k] += d
+            sums[1, k] += d * ((v[r, k] - mean[k]) * inv[k])
+
+
+@njit(cache=True, nogil=True)
+def bn_grad_input(dz, v, mean, inv, gamma, w, wscale, sg, sgx, dv):
+    """dv = inv * (g - w*wscale * (sg + xhat * sgx)) with g = dz * gamma (the weighted
+    batch-statistics gradient; ``w`` empty: every row weighs 1)."""
+    rows, c = v.shape
+    use_w = w.shape[0] > 0
+    for r in range(rows):
+        wr = (w[r] if use_w else 1.0) * wscale
+        for k in range(c):
+            xh = (v[r, k] - mean[k]) * inv[k]
+            dv[r, k] = inv[k] * (dz[r, k] * gamma[k] - wr * (sg[k] + xh * sgx[k]))
+
+
 # --------------------------------------------------------------------------- block batches
 # The oneDNN path (dnn.py) convolves the active tiles' input windows as one batch of
 # channel-last blocks (gathered by block_sparse's loops), on ranges of tiles handed to the

@@ -106,9 +106,11 @@ def conv_plan(a, x, w, b, geom, mo):
 # data array for the backward (which receives the same array): the backward neither
 # recomputes the mask and the tiles nor gathers the windows again
 _KEPT = KeptWith()
+_RES_KEPT = KeptWith()  # the same for SparseBottleneck: its tiles and stage activations
 
 
 def _conv_key(a, x, mask, w):
+    """(what a kept forward must match: shapes, dtype of the raw data, parameters; mask)."""
     return (tuple(x.shape), x.dtype.str, tuple(w.shape), a.layout, tuple(a.kernel),
             tuple(a.stride), tuple(a.pad), a.padding, a.bsize, a.tol, a.dispatch,
             a.autotune), mask
@@ -124,19 +126,24 @@ def conv_forward(a, x, mask, w, b=None):
         y = sconv.dense_forward(x, w, b, mo, geom, a.layout)
     else:
         y = sconv.sparse_forward(x, w, b, mo, geom, tile, a.layout, idx=idx, keep=keep)
-    if keep is not None and x0 is x:  # an array converted on entry is not seen again
-        key, m = _conv_key(a, x, mask, w)
-        _KEPT.put(x, (key, weakref.ref(m) if _weakrefable(m) else None, geom, mo, tile, idx,
-                      dense, keep.get("blocks")))
+    if keep is not None and isinstance(x0, np.ndarray):  # the backward gets x0 again
+        key, m = _conv_key(a, x0, mask, w)
+        _KEPT.put(x0, (key, _mask_ref(m), geom, mo, tile, idx, dense, keep.get("blocks")))
     return y
 
 
-def _weakrefable(v):
+def _mask_ref(m):
+    """A weak reference to the mask array (None when it takes none)."""
     try:
-        weakref.ref(v)
+        return weakref.ref(m)
     except TypeError:
-        return False
-    return True
+        return None
+
+
+def _res_key(a, x, xs):
+    return (tuple(x.shape), x.dtype.str, a.layout, a.num_filter, a.eps, a.fix_gamma,
+            a.use_global_stats, a.tol, a.bsize, a.dispatch, a.autotune,
+            tuple(tuple(np.shape(v)) for v in xs[2:11]))
 
 
 def _kept_plan(a, x, mask, w):
@@ -218,12 +225,18 @@ def res_forward(a, xs, out=None):
     if out is not None and out[0].shape == x.shape and out[0].dtype == x.dtype:
         buf = x if np.shares_memory(out[0], x) else out[0]
         stats["res_inplace" if buf is x else "res_out_buffer"] += 1
+    # a training forward keeps its activations with the data array for the backward
+    # (not when it overwrites that array: the backward then sees other values)
+    keep = {} if (a.get("__is_train__", False) and buf is not x
+                  and isinstance(xs[0], np.ndarray)) else None
     if dense:
         y, states = rb.dense_forward(x, bw, fwd_mov, a.eps, a.fix_gamma, batch, a.layout,
                                      mo, r1, out=buf)
     else:
         y, states = rb.sparse_forward(x, mo, r1, tile, bw, fwd_mov, a.eps, a.fix_gamma,
-                                      batch, a.layout, idx=idx, y=buf)
+                                      batch, a.layout, idx=idx, y=buf, keep=keep)
+    if keep:
+        _RES_KEPT.put(xs[0], (_res_key(a, x, xs), _mask_ref(xs[1]), tile, keep))
     if batch and states is not None:
         rb.update_moving(mov, states, a.momentum)
     return y
@@ -236,7 +249,12 @@ def res_backward(a, dy, xs):
     (tile, _, dense), fwd_mov = res_plan(a, x, bw, mov, geom, mo, r1, batch)
     if tile is None or dense:
         tile = geom.out   # the whole image as one window: the dense computation
+    hit = _RES_KEPT.get(xs[0]) if isinstance(xs[0], np.ndarray) else None
+    kept = None
+    if (hit is not None and hit[0] == _res_key(a, x, xs) and hit[1] is not None
+            and hit[1]() is xs[1] and hit[2] == tile):
+        kept = hit[3]
     dx, dws, dgs, dbs = rb.backward(dy, x, mo, r1, tile, bw, fwd_mov, a.eps, a.fix_gamma,
-                                    batch, a.layout)
+                                    batch, a.layout, kept=kept)
     dw1, dw2, dw3 = rb.unpack_grads(*dws, a.layout)
     return (dx, dgs[0], dbs[0], dw1, dgs[1], dbs[1], dw2, dgs[2], dbs[2], dw3)

@@ -107,22 +107,28 @@ def bn_forward(v, wts, gamma, beta, moving, eps, fix_gamma, batch_stats):
 
 
 def bn_backward(dz, v, wts, s: BNState, fix_gamma, batch_stats):
-    """(dv, dgamma, dbeta) of bn_forward; weighted batch statistics are differentiated."""
+    """(dv, dgamma, dbeta) of bn_forward; weighted batch statistics are differentiated.
+    Two fused passes (column sums, then the input gradient)."""
     c = v.shape[-1]
-    dz2 = dz.reshape(-1, c)
-    xhat = (v.reshape(-1, c) - s.mean) * s.inv
-    dbeta = dz2.sum(axis=0)
-    dgamma = np.zeros(c, v.dtype) if fix_gamma else (dz2 * xhat).sum(axis=0)
-    g = dz2 * s.gamma
+    dt = v.dtype
+    dz2 = np.ascontiguousarray(dz, dtype=dt).reshape(-1, c)
+    v2 = v.reshape(-1, c)
+    mean, inv = np.asarray(s.mean, dt), np.asarray(s.inv, dt)
+    sums = np.zeros((2, c))
+    K.bn_grad_sums(dz2, v2, mean, inv, sums)
+    dbeta = sums[0].astype(dt)
+    dgamma = np.zeros(c, dt) if fix_gamma else sums[1].astype(dt)
+    gamma = np.asarray(s.gamma, dt)
+    dv = np.empty_like(v2)
     if batch_stats:
-        w = wts.reshape(-1, 1).astype(v.dtype, copy=False)
-        tot = w.sum()
-        sg = g.sum(axis=0)
-        sgx = (g * xhat).sum(axis=0)
-        dv = s.inv * (g - (w / max(tot, 1e-300)) * (sg + xhat * sgx))
+        w = wts.reshape(-1).astype(dt, copy=False)
+        tot = float(w.sum())
+        K.bn_grad_input(dz2, v2, mean, inv, gamma, w, 1.0 / max(tot, 1e-300),
+                        (sums[0] * gamma).astype(dt), (sums[1] * gamma).astype(dt), dv)
     else:
-        dv = g * s.inv
-    return dv.reshape(v.shape).astype(v.dtype, copy=False), dgamma, dbeta
+        zero = np.zeros(c, dt)
+        K.bn_grad_input(dz2, v2, mean, inv, gamma, np.empty(0, dt), 0.0, zero, zero, dv)
+    return dv.reshape(v.shape), dgamma, dbeta
 
 
 def update_moving(moving, states, momentum):
@@ -319,10 +325,12 @@ def _infer_chunk(x, idx, t0, t1, tile, bw, aff, y, mo, layout, windows=None):
 
 
 def sparse_forward(x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, layout,
-                   idx=None, y=None):
+                   idx=None, y=None, keep=None):
     """(y, batch BN states or None) on the sparse path; y = x + F(x) * m_out.
 
     ``y``: a buffer for the result (may be x itself: the residual update in place).
+    ``keep`` (a dict): a training forward leaves there what :func:`backward` would
+    recompute (tiles, window weights, the stages' activations).
     Inference (moving statistics) runs chunks of tiles end to end on worker threads;
     training needs batch statistics between the stages, so it runs stage by stage.
     """
@@ -350,6 +358,8 @@ def sparse_forward(x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, lay
     with blas.single_blas():
         out, sv = block_forward(a0, wts1, inimg, wts3, bw, tile, moving, eps, fix_gamma,
                                 batch_stats)
+    if keep is not None:
+        keep.update(idx=idx, weights=(wts1, inimg, wts3), saved=sv)
     empty = np.empty(0, dtype=x.dtype)
     if layout == "NHWC":
         K.scatter_out_cl(out, idx, 0, idx.shape[0], y, tile[0], tile[1], empty, mo, True)
@@ -358,20 +368,26 @@ def sparse_forward(x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, lay
     return y, sv["states"]
 
 
-def backward(dy, x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, layout):
-    """(dx, (dw1, dw2, dw3) in GEMM form, dgammas, dbetas) via the block path."""
-    idx, _ = tiles_of(mo, tile)
+def backward(dy, x, mo, r1, tile, bw, moving, eps, fix_gamma, batch_stats, layout,
+             kept=None):
+    """(dx, (dw1, dw2, dw3) in GEMM form, dgammas, dbetas) via the block path. ``kept``:
+    what :func:`sparse_forward` kept for this tile (else recomputed)."""
+    idx = kept["idx"] if kept else tiles_of(mo, tile)[0]
     dy = np.ascontiguousarray(dy, dtype=x.dtype)
-    dx = dy.copy()
+    dx = np.empty_like(dy)
+    _parallel.copy(dx, dy)
     if idx.shape[0] == 0:
         zeros = tuple(np.zeros_like(w) for w in (bw.w1, bw.w2, bw.w3))
         return dx, zeros, tuple(np.zeros_like(g) for g in bw.gammas), \
             tuple(np.zeros_like(b) for b in bw.betas)
-    wts1, inimg, wts3 = block_weights(mo, r1, idx, tile, x.dtype)
-    a0 = _windows(x, idx, tile, layout)
+    if kept:
+        (wts1, inimg, wts3), sv = kept["weights"], kept["saved"]
+    else:
+        wts1, inimg, wts3 = block_weights(mo, r1, idx, tile, x.dtype)
     with blas.single_blas():
-        _, sv = block_forward(a0, wts1, inimg, wts3, bw, tile, moving, eps, fix_gamma,
-                              batch_stats)
+        if not kept:
+            _, sv = block_forward(_windows(x, idx, tile, layout), wts1, inimg, wts3, bw, tile,
+                                  moving, eps, fix_gamma, batch_stats)
         g3 = _gather_out(dy, idx, tile, mo, layout)
         da0, dws, dgs, dbs = block_backward(g3, sv, wts1, inimg, wts3, bw, tile, fix_gamma,
                                             batch_stats)
