@@ -46,8 +46,10 @@ def unique_positions(indices, n):
     if n <= BYTE_MAP_FACTOR * len(indices) + 4096:
         # the rank map is read only where the marks put a value: left uninitialised, only
         # the pages the ids touch are ever written
-        return _map_positions(np.ascontiguousarray(indices, dtype=np.int64).reshape(-1),
-                              np.zeros(n, np.uint8), np.empty(n, np.int32))
+        ids = np.ascontiguousarray(indices, dtype=np.int64).reshape(-1)
+        uniq, pos = np.empty(len(ids), np.int64), np.empty(len(ids), np.int64)
+        cnt = _map_positions(ids, *_byte_map(n), np.empty(n, np.int32), uniq, pos)
+        return uniq[:cnt], pos
     uniq, inv = np.unique(indices, return_inverse=True)
     return uniq.astype(np.int64, copy=False), inv.astype(np.int64, copy=False).reshape(-1)
 
@@ -58,17 +60,24 @@ def unique_positions(indices, n):
 BYTE_MAP_FACTOR = 256
 
 
+def _byte_map(n):
+    """A zeroed byte map of n values and its whole 8-byte words as uint64 (viewed here: a
+    view inside the kernel doubled its compile time)."""
+    marks = np.zeros(n, np.uint8)
+    return marks, marks[:n - n % 8].view(np.uint64)
+
+
 @njit(cache=True, nogil=True)
-def _marked(ids, marks, out):
-    """Mark ``ids`` in the zeroed byte map ``marks`` and write the marked values in order to
-    ``out``; returns their count, or -1 when an id lies outside the map (nothing written)."""
+def _marked(ids, marks, words, out):
+    """Mark ``ids`` in the zeroed byte map ``marks`` (``words``: its whole words as uint64)
+    and write the marked values in order to ``out``; returns their count, or -1 when an id
+    lies outside the map (nothing written)."""
     n = marks.shape[0]
     for p in range(ids.shape[0]):
         v = ids[p]
         if v < 0 or v >= n:
             return -1
         marks[v] = 1
-    words = marks[:n - n % 8].view(np.uint64)
     cnt = 0
     for w in range(words.shape[0]):
         if words[w] != 0:
@@ -76,7 +85,7 @@ def _marked(ids, marks, out):
                 if marks[c]:
                     out[cnt] = c
                     cnt += 1
-    for c in range(n - n % 8, n):
+    for c in range(words.shape[0] * 8, n):
         if marks[c]:
             out[cnt] = c
             cnt += 1
@@ -84,17 +93,16 @@ def _marked(ids, marks, out):
 
 
 @njit(cache=True, nogil=True)
-def _map_positions(indices, marks, rank):
-    """unique_positions through the byte map ``marks`` (zeroed) and the rank map ``rank``
-    (n int32 slots, uninitialised)."""
-    uniq = np.empty(indices.shape[0], np.int64)
-    cnt = _marked(indices, marks, uniq)
+def _map_positions(indices, marks, words, rank, uniq, pos):
+    """unique_positions into ``uniq`` and ``pos`` through the byte map ``marks`` (zeroed;
+    ``words`` its uint64 view) and ``rank`` (n int32 slots, uninitialised); returns the
+    number of unique values."""
+    cnt = _marked(indices, marks, words, uniq)
     for u in range(cnt):
         rank[uniq[u]] = u
-    pos = np.empty(indices.shape[0], np.int64)
     for p in range(indices.shape[0]):
         pos[p] = rank[indices[p]]
-    return uniq[:cnt], pos
+    return cnt
 
 
 def sorted_unique(ids, n):
@@ -106,7 +114,7 @@ def sorted_unique(ids, n):
         return ids
     if n <= BYTE_MAP_FACTOR * len(ids) + 4096:
         out = np.empty(len(ids), np.int64)
-        cnt = _marked(ids, np.zeros(n, np.uint8), out)
+        cnt = _marked(ids, *_byte_map(n), out)
         if cnt < 0:
             raise ValueError(f"an id lies outside [0, {n})")
         return out[:cnt]
