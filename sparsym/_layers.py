@@ -57,6 +57,11 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
       "sparsym.mxnet_alias")),
 )
 
+# Modules above ops that reach kernels only through registered operators or one service
+# function of the ops layer per need (ops/core/registry.py run_raw, ops/optim/service.py,
+# ops/sparse/sparse.py row_ids): an import of sparsym.kernels from them is an error.
+THROUGH_OPS: tuple[str, ...] = ("sparsym.optimizer", "sparsym.module", "sparsym.kvstore")
+
 # Upward edges not yet removed: (importer prefix, imported prefix, why). An entry that
 # matches no edge of the current graph is an error, so this list only shrinks.
 ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = ()
@@ -164,6 +169,14 @@ def upward_edges(graph: dict) -> list[tuple[str, int, bool, str]]:
             for dep, (line, lazy) in sorted(deps.items()) if layer_of(dep) > layer_of(m)]
 
 
+def kernel_bypasses(graph: dict) -> list[tuple[str, int, str]]:
+    """(importer, line, imported) for every import of ``sparsym.kernels`` from a module
+    under ``THROUGH_OPS``."""
+    return [(m, line, dep) for m, deps in sorted(graph.items())
+            if any(_within(m, p) for p in THROUGH_OPS)
+            for dep, (line, _) in sorted(deps.items()) if _within(dep, "sparsym.kernels")]
+
+
 def module_cycles(graph: dict) -> list[tuple[str, ...]]:
     """Strongly connected sets of two or more modules, found with Tarjan's algorithm.
 
@@ -208,7 +221,8 @@ def module_cycles(graph: dict) -> list[tuple[str, ...]]:
 
 
 def problems(root: Path) -> list[str]:
-    """Every upward edge and room cycle not in the allow-lists, and stale allow-list entries."""
+    """Every upward edge and room cycle not in the allow-lists, every kernel import from
+    ``THROUGH_OPS``, and stale allow-list entries."""
     graph = import_graph(root)
     found, used = [], set()
     for m, line, lazy, dep in upward_edges(graph):
@@ -219,6 +233,9 @@ def problems(root: Path) -> list[str]:
                          f"layer {LAYERS[layer_of(m)][0]}")
         else:
             used.add(entry)
+    found += [f"{m}:{line} import of {dep}: {m.split('.')[1]} reaches kernels through "
+              "registered operators or the ops layer's service functions (THROUGH_OPS)"
+              for m, line, dep in kernel_bypasses(graph)]
     found += [f"allow-list entry matches no upward edge: {a} -> {b}"
               for i, (a, b, _) in enumerate(ALLOWED_UPWARD) if i not in used]
     cycles = module_cycles(graph)

@@ -32,7 +32,6 @@ import numpy as np
 
 from .. import storage as st
 from ..base import MXNetError
-from ..kernels import rsp as krsp
 from ..ndarray.ndarray import NDArray, wrap
 from .base import KVStoreBase, _as_list, install_store
 from .cluster import (  # noqa: F401
@@ -359,7 +358,7 @@ class DistKVStore(KVStoreBase):
             pieces.append(hi - lo)
         tail = lay.shape[1:]
         if not refs:
-            return krsp._empty(lay.shape, lay.dtype)
+            return st.zeros_raw("row_sparse", lay.shape, lay.dtype)
         rows = _call(self._ray, refs, f"row_sparse_pull of key {k}")
         data = rows[0] if len(rows) == 1 else np.concatenate(rows, axis=0)
         return st.RSP(np.ascontiguousarray(data).reshape((len(ids),) + tail), ids, lay.shape)

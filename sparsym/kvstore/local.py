@@ -7,9 +7,9 @@ import numpy as np
 
 from .. import storage as st
 from ..base import MXNetError, ShapeError
-from ..kernels import rsp as krsp
-from ..kernels._arrays import sorted_unique
 from ..ndarray.ndarray import NDArray, wrap
+from ..ops.core.registry import run_raw
+from ..ops.sparse.sparse import row_ids
 from .base import KVStoreBase, SingleWorker, _as_list, install_store
 from .gradsum import sum_raw
 
@@ -41,7 +41,7 @@ def _unique_ids(r, n, key):
     row of the stored value."""
     ids = r.asnumpy() if isinstance(r, NDArray) else np.asarray(r)
     try:
-        return sorted_unique(ids.astype(np.int64, copy=False), n)
+        return row_ids(ids, n, strict=True)
     except ValueError:
         raise MXNetError(f"row_sparse_pull: row id out of range [0, {n}) for key {key}") \
             from None
@@ -197,7 +197,7 @@ class KVStore(SingleWorker, KVStoreBase):
                 # every row stored (the usual weight): rows are positions, no lookup needed
                 res = st.RSP(src.data[ids], ids, src.shape)
             else:
-                res = krsp.retain(src, ids)
+                res = run_raw("_sparse_retain", [src, ids])[0]
             dst._raw = st.astype_raw(res, dst.dtype)  # the output keeps its dtype
         if single:
             for dst in out[1:]:

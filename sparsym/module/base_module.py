@@ -12,8 +12,8 @@ from .. import storage as st
 from ..base import MXNetError
 from ..callback import BatchEndParam, progress_bar_callback
 from ..initializer import Uniform
-from ..kernels import csr as kcsr
 from ..ndarray.ndarray import wrap
+from ..ops.core.registry import run_raw
 
 __all__ = ["BaseModule"]
 
@@ -45,7 +45,7 @@ def _drop_pad(raw, pad):
         return raw
     n = raw.shape[0] - pad
     if isinstance(raw, st.CSR):
-        return kcsr.slice_rows(raw, 0, n)
+        return run_raw("slice", [raw], begin=(0,), end=(n,))[0]
     if isinstance(raw, st.RSP):
         return st.cast_raw(st.todense(raw)[:n], "row_sparse")
     return raw[:n]

@@ -9,8 +9,8 @@ from .. import storage as st
 from ..base import MXNetError
 from ..context import Context
 from ..io.io import DataDesc
-from ..kernels import csr as kcsr
 from ..ndarray.ndarray import NDArray, wrap
+from ..ops.core.registry import run_raw
 
 __all__ = ["DataParallelExecutorGroup", "split_slices"]
 
@@ -35,7 +35,7 @@ def _slice_raw(raw, sl, axis=0):
     if axis < 0:
         return raw
     if isinstance(raw, st.CSR):
-        return kcsr.slice_rows(raw, sl.start, sl.stop)
+        return run_raw("slice", [raw], begin=(sl.start,), end=(sl.stop,))[0]
     if axis == 0:
         return raw[sl]
     return np.take(raw, np.arange(sl.start, sl.stop), axis=axis)
@@ -372,6 +372,6 @@ def _merge(arrays, axis=0):
         return arrays[0]
     raws = [a._raw for a in arrays]
     if axis == 0 and all(isinstance(r, st.CSR) for r in raws):
-        return wrap(kcsr.concat_rows_csr(raws), arrays[0].context)
+        return wrap(run_raw("Concat", raws, dim=0, num_args=len(raws))[0], arrays[0].context)
     return wrap(np.concatenate([st.todense(r) for r in raws], axis=max(axis, 0)),
                 arrays[0].context)

@@ -71,6 +71,19 @@ def test_a_cycle_between_two_modules_is_found(tmp_path):
         ("sparsym.kvstore.base", "sparsym.kvstore.dist")]
 
 
+def test_optimizer_module_and_kvstore_do_not_import_kernels(tmp_path):
+    pkg = _fake_package(tmp_path, {
+        "__init__.py": "", "kernels/__init__.py": "", "kernels/rsp.py": "",
+        "ops/__init__.py": "", "kvstore/__init__.py": "", "module/__init__.py": "",
+        "kvstore/local.py": "def f():\n    from ..kernels import rsp\n",
+        "module/group.py": "from .. import ops\n",
+        "ops/sparse.py": "from ..kernels import rsp\n"})
+    graph = _layers.import_graph(pkg)
+    assert _layers.kernel_bypasses(graph) == [
+        ("sparsym.kvstore.local", 2, "sparsym.kernels.rsp")]
+    assert _layers.kernel_bypasses(_layers.import_graph(ROOT)) == []
+
+
 def test_lower_layers_reach_upper_ones_through_installed_hooks(monkeypatch):
     import sparsym as mx
     from sparsym import autograd, storage

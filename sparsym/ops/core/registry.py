@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ... import storage as st
 from ...base import MXNetError, NotImplementedForStype, getenv
 from . import rules
 from .params import NO_PARAMS, Params
@@ -14,7 +15,7 @@ from .params import NO_PARAMS, Params
 logger = logging.getLogger("sparsym")
 
 __all__ = ["Dispatch", "OpDef", "register", "register_alias", "get_op", "all_ops",
-           "resolve_dispatch", "ufunc_kernel"]
+           "resolve_dispatch", "run_raw", "ufunc_kernel"]
 
 
 @dataclass(frozen=True)
@@ -311,3 +312,25 @@ def resolve_dispatch(op: OpDef, attrs, in_stypes, n_out=None):
     # casts the result to the requested stype
     fs = attrs.get("forward_stype") if hasattr(attrs, "get") else None
     return dense_row, ((fs or "default"),) * n_out, "fallback"
+
+
+def run_raw(name: str, inputs: Sequence, **params) -> tuple:
+    """Run the registered operator ``name`` on raw values (``np.ndarray``, ``storage.CSR``,
+    ``storage.RSP``), ``params`` parsed as ``nd.<name>`` parses them; returns its raw
+    results.
+
+    The dispatch row the inputs' stypes select runs, or the dense row on densified inputs
+    (results cast to the declared stypes). No shape or type inference runs: this is for the
+    layers above ``ops`` that hold raw values they built (kvstore, module) and reach kernels
+    only through registered operators.
+    """
+    op = get_op(name)
+    attrs = op.params.parse(name, params)
+    in_stypes = tuple(st.stype_of(r) for r in inputs)
+    row, out_stypes, mode = resolve_dispatch(op, attrs, in_stypes)
+    if mode == "fallback":
+        inputs = [st.todense(r) for r in inputs]
+    results = tuple(row.kernel(attrs, list(inputs)))
+    if mode == "fallback":
+        results = tuple(st.cast_raw(r, s) for r, s in zip(results, out_stypes))
+    return results

@@ -12,6 +12,7 @@ from ... import storage as st
 from ...base import ShapeError
 from ...kernels import csr as kcsr
 from ...kernels import rsp as krsp
+from ...kernels._arrays import sorted_unique
 from ..core import rules
 from ..core.grad import bw
 from ..core.helpers import CSR, DNS, RSP
@@ -21,26 +22,30 @@ from ..reduce.reduce import red_axes
 
 
 # ----------------------------------------------------------------------------- retain
-def _ids(x, nrows):
-    """Sorted unique in-range row ids from an index array (any dtype/shape/order)."""
-    ids = np.unique(np.asarray(st.todense(x)).astype(np.int64).ravel())
-    return ids[(ids >= 0) & (ids < nrows)]
+def row_ids(x, nrows: int, strict: bool = False) -> np.ndarray:
+    """Sorted distinct int64 row ids from an index array (any dtype, shape, order); ids
+    outside [0, nrows) are dropped, or with ``strict`` raise ValueError. The retain
+    operators and the local store's row_sparse_pull share it."""
+    ids = np.asarray(st.todense(x)).astype(np.int64, copy=False).reshape(-1)
+    if not strict:
+        ids = ids[(ids >= 0) & (ids < nrows)]
+    return sorted_unique(ids, nrows)
 
 
 def _retain_rsp(a, xs):
-    return (krsp.retain(xs[0], _ids(xs[1], xs[0].shape[0])),)
+    return (krsp.retain(xs[0], row_ids(xs[1], xs[0].shape[0])),)
 
 
 def _retain_dense(a, xs):
     x = xs[0]
-    ids = _ids(xs[1], x.shape[0])
+    ids = row_ids(xs[1], x.shape[0])
     return (st.RSP(np.ascontiguousarray(x[ids]), ids, x.shape),)
 
 
 def _retain_csr(a, xs):
     x = xs[0]
     keep = np.zeros(x.shape[0], dtype=bool)
-    keep[_ids(xs[1], x.shape[0])] = True
+    keep[row_ids(xs[1], x.shape[0])] = True
     lens = np.where(keep, np.diff(x.indptr), 0)
     sub = kcsr.take_rows_csr(x, np.flatnonzero(keep))
     indptr = np.zeros(x.shape[0] + 1, dtype=np.int64)
@@ -74,12 +79,12 @@ register(OpDef(
 
 def _bretain_dense(a, xs):
     g = xs[0]
-    ids = _ids(xs[1], g.shape[0])
+    ids = row_ids(xs[1], g.shape[0])
     return (st.RSP(np.ascontiguousarray(g[ids]), ids, g.shape),)
 
 
 def _bretain_rsp(a, xs):
-    return (krsp.retain(xs[0], _ids(xs[1], xs[0].shape[0])),)
+    return (krsp.retain(xs[0], row_ids(xs[1], xs[0].shape[0])),)
 
 
 register(OpDef(
