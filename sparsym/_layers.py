@@ -69,18 +69,10 @@ ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = ()
 # Import cycles between modules not yet broken: (sorted modules, why). A listed cycle
 # that no longer exists is an error too.
 ALLOWED_CYCLES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("sparsym.contrib.onnx._import", "sparsym.contrib.onnx._import_ops",
-      "sparsym.contrib.onnx._import_ops_tensor"),
-     "the ONNX importer's op tables import its helpers, which import the tables to "
-     "dispatch (landed with ONNX import; the helpers belong below both)"),
     (("sparsym.ndarray.indexing", "sparsym.ndarray.interop", "sparsym.ndarray.ndarray",
       "sparsym.ndarray.op", "sparsym.ndarray.sparse"),
      "NDArray's methods call op.invoke, indexing, interop and sparse, bound at the bottom "
      "of ndarray.py"),
-    (("sparsym.onnx._graph", "sparsym.onnx._translations", "sparsym.onnx._translations_rnn",
-      "sparsym.onnx._translations_tensor"),
-     "the ONNX exporter's graph walk imports its translator tables, which import its "
-     "helpers (landed with ONNX export; the helpers belong below both)"),
 )
 
 

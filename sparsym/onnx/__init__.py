@@ -16,7 +16,8 @@ import logging
 
 import numpy as np
 
-from ._graph import OPSET, ExportError, build_graph, require_onnx, translations
+from ._graph import OPSET, build_graph, require_onnx, translations
+from ._tables import ExportError
 
 __all__ = ["export_model", "get_operator_support", "ExportError"]
 

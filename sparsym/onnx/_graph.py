@@ -1,6 +1,6 @@
 """Symbol -> ONNX graph: reads the graph through ``Symbol.tojson()`` and infer_shape/type,
 folds parameter-only subgraphs into initializers and hands each operator node to its
-translation (``_translations.TRANSLATIONS``)."""
+translation (``_tables.TRANSLATIONS``)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,8 @@ import logging
 
 import numpy as np
 
-from ..base import MXNetError, UnsupportedFeatureError, parse_attr
+from ..base import UnsupportedFeatureError, parse_attr
+from ._tables import TRANSLATIONS
 
 OPSET = 17
 # loss heads: at inference they pass their data on; their label inputs are not graph inputs
@@ -28,14 +29,9 @@ def require_onnx():
     return onnx
 
 
-class ExportError(MXNetError, ValueError):
-    """An operator or a parameter value cannot be expressed in ONNX."""
-
-
 def translations():
     """MXNet operator name -> its ONNX translation (every translation module loaded)."""
-    from . import _translations_rnn, _translations_tensor  # noqa: F401  (they register)
-    from ._translations import TRANSLATIONS
+    from . import _translations, _translations_rnn, _translations_tensor  # noqa: F401
     return TRANSLATIONS
 
 

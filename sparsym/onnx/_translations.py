@@ -9,19 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._graph import ExportError
+from ._tables import ExportError, register
 
-TRANSLATIONS: dict = {}
 _I64_MAX = np.iinfo(np.int64).max
 _I64_MIN = np.iinfo(np.int64).min
-
-
-def register(*names):
-    def deco(fn):
-        for n in names:
-            TRANSLATIONS[n] = fn
-        return fn
-    return deco
 
 
 def _tup(v, n, fill):

@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.rnn import GATES, layout
-from ._graph import ExportError
-from ._translations import register
+from ._tables import ExportError, register
 
 # MXNet gate blocks in ONNX order
 ORDER = {"lstm": [0, 3, 1, 2], "gru": [1, 0, 2], "rnn_tanh": [0], "rnn_relu": [0]}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._graph import ExportError
-from ._translations import _I64_MAX, _I64_MIN, _scalar, register
+from ._tables import ExportError, register
+from ._translations import _I64_MAX, _I64_MIN, _scalar
 
 _BINARY = {"Add": ("elemwise_add", "_plus", "_Plus", "_add", "broadcast_add", "broadcast_plus"),
            "Sub": ("elemwise_sub", "_minus", "_Minus", "_sub", "broadcast_sub",

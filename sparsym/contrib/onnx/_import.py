@@ -1,13 +1,10 @@
-"""ONNX graph -> Symbol: one translation per ONNX operator (``_import_ops.IMPORTS``)."""
+"""ONNX graph -> Symbol: one translation per ONNX operator (``_tables.IMPORTS``)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ...base import MXNetError, UnsupportedFeatureError
-
-
-class ImportError_(MXNetError, ValueError):
-    """An ONNX node whose attributes have no sparsym equivalent."""
+from ...base import UnsupportedFeatureError
+from ._tables import IMPORTS, ImportError_
 
 
 def _onnx():
@@ -28,8 +25,7 @@ def _load(model_file):
 
 def imports():
     """ONNX operator name -> its translation (every translation module loaded)."""
-    from . import _import_ops_tensor  # noqa: F401  (registers the tensor operators)
-    from ._import_ops import IMPORTS
+    from . import _import_ops, _import_ops_tensor  # noqa: F401  (they register)
     return IMPORTS
 
 

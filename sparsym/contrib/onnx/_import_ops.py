@@ -6,18 +6,9 @@ import numpy as np
 
 from ... import symbol as S
 from ...kernels.rnn import GATES, layout
-from ._import import ImportError_
+from ._tables import ImportError_, register
 
-IMPORTS: dict = {}
 _BIG = 2 ** 62
-
-
-def register(*names):
-    def deco(fn):
-        for n in names:
-            IMPORTS[n] = fn
-        return fn
-    return deco
 
 
 def _fail(node, what):

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import symbol as S
-from ._import_ops import _BIG, _fail, _ins, _ints_input, register
+from ._import_ops import _BIG, _fail, _ins, _ints_input
+from ._tables import register
 
 # ONNX op -> (broadcast op, scalar op, reversed scalar op, numpy function)
 _BINARY = {"Add": ("broadcast_add", "_plus_scalar", "_plus_scalar", np.add),
