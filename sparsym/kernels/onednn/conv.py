@@ -8,6 +8,8 @@ back to the Numba kernels. Data and weights are handed to oneDNN with their own 
 the primitives pick their layouts (``format_tag_any``, blocked on AVX-512), reorders are
 cached primitives, and results come back as NumPy arrays in the caller's layout (or as
 :class:`Tensor` with ``plain=False``, for plans that keep blocked layouts between steps).
+A convolution of one-pixel data into a one-pixel output that only one kernel tap reaches
+runs as the 1x1 convolution of that tap (:func:`_single_tap`).
 """
 from __future__ import annotations
 
@@ -241,17 +243,27 @@ def _in(arr, nd, cl, dt, want):
     return out
 
 
+class _Contiguous:
+    """Shape, dtype and C-order strides of an array (what ``_wdims`` reads of one)."""
+
+    def __init__(self, a):
+        self.shape, self.itemsize, self.dtype = a.shape, a.itemsize, a.dtype
+        st, acc = [], a.itemsize
+        for n in reversed(a.shape):
+            st.append(acc)
+            acc *= n
+        self.strides = tuple(reversed(st))
+
+
 def _win(w, geom, want, scale=None):
     """MXNet weight ``w`` in the primitive's weight layout (a cached copy while ``w`` is
     unchanged: ``core.reordered``); ``scale`` (per output channel) multiplies it first."""
     if scale is not None:
-        if not w.flags.c_contiguous:
-            raise OneDNNUnimplemented("a scaled weight must be C-contiguous")
         bshape = (-1,) + (1,) * (w.ndim - 1)  # MXNet's weight: output channels first
 
-        def scaled(w):
-            return (w * scale.reshape(bshape)).astype(w.dtype, copy=False)
-        wl, ws = _wdims(w, geom.nd, geom.cl, geom.g, geom.deconv)
+        def scaled(w):  # C-contiguous, whatever w's strides
+            return np.ascontiguousarray(w * scale.reshape(bshape), w.dtype)
+        wl, ws = _wdims(_Contiguous(w), geom.nd, geom.cl, geom.g, geom.deconv)
         return core.reordered(w, md_plain(wl, geom.dt, ws), want, derive=scaled, key=(scale,))
     wl, ws = _wdims(w, geom.nd, geom.cl, geom.g, geom.deconv)
     md = md_plain(wl, geom.dt, ws)
@@ -345,6 +357,31 @@ def _arrays(dt, *xs):
     return [x if isinstance(x, Tensor) else np.asarray(x, dt) for x in xs]
 
 
+def _single_tap(x, w, stride, pad, dilate, layout):
+    """The kernel position every output reads when the data and the output are one pixel
+    and only one tap of the kernel meets the data (the others read padding: a ResNet's
+    last stage on small images), else None. Such a convolution is a 1x1 one with that tap's
+    weights: 1/k^d of the multiply-adds, and of the weight's reorders."""
+    if layout in _CL or w.ndim != x.ndim or x.ndim < 3:
+        return None
+    nd = x.ndim - 2
+    s, p, d = _tup(stride, nd, 1), _tup(pad, nd, 0), _tup(dilate, nd, 1)
+    taps = []
+    for n, k, si, pi, di in zip(x.shape[2:], w.shape[2:], s, p, d):
+        if n != 1 or (n + 2 * pi - di * (k - 1) - 1) // si + 1 != 1 or pi % di \
+                or pi // di >= k:
+            return None
+        taps.append(pi // di)
+    if all(k == 1 for k in w.shape[2:]):
+        return None  # already a 1x1 convolution
+    return tuple(taps)
+
+
+def _tap_view(w, taps):
+    """The weights of kernel position ``taps`` as a (F, C/g, 1, ...) view."""
+    return w[(slice(None), slice(None)) + tuple(slice(t, t + 1) for t in taps)]
+
+
 def conv_forward(x, w, b, stride, pad, dilate, num_group=1, layout=None, post_ops=(),
                  prop=None, plain=True, scale=None, acc=None):
     """y = Convolution(x, w, b) as ``kernels.conv.conv_forward``; ``post_ops`` are
@@ -356,6 +393,9 @@ def conv_forward(x, w, b, stride, pad, dilate, num_group=1, layout=None, post_op
     ``("sum", 1.0)`` post-op (a residual add)."""
     dt = _dtype(x, w, b)
     x, w = _arrays(dt, x, w)
+    taps = _single_tap(x, w, stride, pad, dilate, layout)
+    if taps is not None:
+        w, stride, pad, dilate = _tap_view(w, taps), (), (), ()
     geom, yshape = conv_geom(x, w, stride, pad, dilate, num_group, layout, b is not None, dt)
     prim = geom.fwd(prop or E.forward_inference, Attr(post_ops) if post_ops else None)
     if acc is not None and tuple(acc.shape) != tuple(yshape):
@@ -370,9 +410,18 @@ def conv_backward(x, w, dy, stride, pad, dilate, num_group=1, need_bias=True, la
     for a first layer whose data takes no gradient)."""
     dt = _dtype(x, w, dy)
     x, w, dy = _arrays(dt, x, w, dy)
-    geom, yshape = conv_geom(x, w, stride, pad, dilate, num_group, layout, need_bias, dt)
-    return _backward(geom, x, w, dy, yshape, dt, w.shape[0] if need_bias else 0, plain,
-                     need_data)
+    taps = _single_tap(x, w, stride, pad, dilate, layout)
+    if taps is None:
+        geom, yshape = conv_geom(x, w, stride, pad, dilate, num_group, layout, need_bias, dt)
+        return _backward(geom, x, w, dy, yshape, dt, w.shape[0] if need_bias else 0, plain,
+                         need_data)
+    wt = _tap_view(w, taps)
+    geom, yshape = conv_geom(x, wt, (), (), (), num_group, layout, need_bias, dt)
+    dx, dwt, db = _backward(geom, x, wt, dy, yshape, dt, w.shape[0] if need_bias else 0,
+                            plain, need_data)
+    dw = np.zeros(w.shape, dt)  # the other taps read only padding: zero gradient
+    _tap_view(dw, taps)[...] = dwt
+    return dx, dw, db
 
 
 def deconv_geom(x, w, stride, pad, dilate, num_group, adj, bias, dt):

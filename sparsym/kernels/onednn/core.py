@@ -519,9 +519,11 @@ _SAMPLE = 61  # elements compared (spread over the buffer)
 
 
 def _sample(arr):
-    flat = arr.reshape(-1) if arr.flags.c_contiguous else arr.ravel()
-    step = max(1, flat.size // _SAMPLE)
-    return flat[::step].tobytes()
+    if arr.flags.c_contiguous:
+        flat = arr.reshape(-1)
+        return flat[::max(1, flat.size // _SAMPLE)].tobytes()
+    idx = np.linspace(0, arr.size - 1, _SAMPLE).astype(np.intp)  # a view: no copy of it all
+    return arr[np.unravel_index(idx, arr.shape)].tobytes()
 
 
 def reordered(arr, src_md, dst_md, derive=None, key=()):
