@@ -8,7 +8,8 @@ gradients attached to the data only (``bwd_data``) or to the parameters only
 difference to ``fwd``). A round runs every case in a fresh process per engine, one engine
 after the other (``--rounds`` rounds interleave the engines, so load hits all alike);
 medians over rounds are printed as one JSON line per (case, pass), with the 1-minute load
-average before and after. ``first_ms`` is each engine's first call of the pass (oneDNN:
+average before and after and ``target_over_mxnet`` (the largest ratio the issue accepts).
+``first_ms`` is each engine's first call of the pass (oneDNN:
 primitive creation and JIT; Numba: compilation or cache load); ``load_ms`` is the time to
 import the engine and make its first call in the child.
 
@@ -167,6 +168,10 @@ for _mode, _g in (("lstm", 4), ("gru", 3)):
         f"mode='{_mode}')", ("p",))))
 
 
+# issue 30: no primitive slower than MXNet's by more than 10% (oneDNN time / MXNet's)
+TARGET_OVER_MXNET = 1.1
+
+
 CHILD = r"""
 import json, os, sys, time
 t0 = time.perf_counter()
@@ -267,6 +272,7 @@ def main(argv=None):
             for e in engines:
                 if e != "mxnet" and f"{e}_ms" in rec:
                     rec[f"{e}_over_mxnet"] = round(rec[f"{e}_ms"] / rec["mxnet_ms"], 3)
+            rec["target_over_mxnet"] = TARGET_OVER_MXNET
         rec["load"] = [round(load0, 2), round(load1, 2)]
         rec["clock"] = "cpu, 1 thread" if a.cpu_time else "wall"
         print(json.dumps(rec), flush=True)
