@@ -68,12 +68,7 @@ ALLOWED_UPWARD: tuple[tuple[str, str, str], ...] = ()
 
 # Import cycles between modules not yet broken: (sorted modules, why). A listed cycle
 # that no longer exists is an error too.
-ALLOWED_CYCLES: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("sparsym.ndarray.indexing", "sparsym.ndarray.interop", "sparsym.ndarray.ndarray",
-      "sparsym.ndarray.op", "sparsym.ndarray.sparse"),
-     "NDArray's methods call op.invoke, indexing, interop and sparse, bound at the bottom "
-     "of ndarray.py"),
-)
+ALLOWED_CYCLES: tuple[tuple[tuple[str, ...], str], ...] = ()
 
 
 def layer_of(module: str) -> int:

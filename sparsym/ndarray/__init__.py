@@ -3,7 +3,7 @@ import types as _types
 
 from .. import ops as _ops  # noqa: F401  (registers every operator)
 from ..base import install_engine_internal_ops as _install_engine_internal_ops
-from . import sparse  # noqa: F401
+from . import indexing, pickling, sparse  # noqa: F401  (they hand NDArray its methods)
 from .ndarray import (NDArray, array, arange, concatenate, empty, full, moveaxis,  # noqa: F401
                       ones, waitall, zeros)
 from .op import populate as _populate

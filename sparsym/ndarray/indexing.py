@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 
 from ..base import MXNetError, ParamError
-from .ndarray import NDArray, array
+from .ndarray import NDArray, array, install_methods
 from .op import invoke
 
 
@@ -111,3 +111,6 @@ def _gather(x, key):
 def _np_key(key):
     return tuple(k.asnumpy().astype(np.int64) if isinstance(k, NDArray)
                  else np.asarray(k) if isinstance(k, list) else k for k in key)
+
+
+install_methods(check_legacy_key=check_legacy_key, recorded_getitem=recorded_getitem)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..base import DTypeError, FormatError
 from ..context import current_context
-from .ndarray import NDArray, wrap
+from .ndarray import NDArray, install_methods, wrap
 from .protocols import KDLCPU, dense_raw
 
 _DLTENSOR = b"dltensor"
@@ -226,3 +226,6 @@ def _writable_view(raw):
         owner = raw
 
     return np.asarray(_Holder())
+
+
+install_methods(to_dlpack_for_read=to_dlpack_for_read, to_dlpack_for_write=to_dlpack_for_write)

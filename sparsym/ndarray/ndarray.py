@@ -33,9 +33,9 @@ py_slice = slice
 def wrap(raw, ctx=None):
     """Wrap a raw value in the NDArray class of its storage type."""
     if isinstance(raw, st.CSR):
-        cls = _sparse.CSRNDArray
+        cls = LATE.CSRNDArray
     elif isinstance(raw, st.RSP):
-        cls = _sparse.RowSparseNDArray
+        cls = LATE.RowSparseNDArray
     else:
         cls = NDArray
         if not isinstance(raw, np.ndarray):
@@ -190,12 +190,12 @@ class NDArray(ArrayProtocols):
     def __getstate__(self):
         """MXNet's pickled state: ``{'handle': bytearray}``, the array in MXNet's raw
         single-array format (its context's cpu id included)."""
-        getstate = _pickling.getstate
+        getstate = LATE.getstate
         return getstate(self)
 
     def __setstate__(self, state):
         """Become the array of a state from :meth:`__getstate__` (sparsym's or MXNet's)."""
-        setstate = _pickling.setstate
+        setstate = LATE.setstate
         setstate(self, state)
 
     # ------------------------------------------------------------------ conversion
@@ -210,12 +210,12 @@ class NDArray(ArrayProtocols):
 
     def to_dlpack_for_read(self):
         """A DLPack capsule sharing this array's memory (see ``nd.to_dlpack_for_read``)."""
-        to_dlpack_for_read = _interop.to_dlpack_for_read
+        to_dlpack_for_read = LATE.to_dlpack_for_read
         return to_dlpack_for_read(self)
 
     def to_dlpack_for_write(self):
         """A DLPack capsule sharing this array's memory (see ``nd.to_dlpack_for_write``)."""
-        to_dlpack_for_write = _interop.to_dlpack_for_write
+        to_dlpack_for_write = LATE.to_dlpack_for_write
         return to_dlpack_for_write(self)
 
     def wait_to_read(self):
@@ -224,7 +224,7 @@ class NDArray(ArrayProtocols):
     def tostype(self, stype):
         """Return a copy with storage type ``stype`` ('default', 'csr', 'row_sparse')."""
         st.check_stype(stype, "tostype: ")
-        invoke = _op.invoke
+        invoke = LATE.invoke
         return invoke("cast_storage", [self], {"stype": stype})[0]
 
     def astype(self, dtype, copy=True):
@@ -344,7 +344,7 @@ class NDArray(ArrayProtocols):
         if tuple(value.shape) != tuple(mine.shape):
             raise ShapeError(f"cannot assign an array of shape {tuple(value.shape)} to a "
                              f"{self.stype} NDArray of shape {mine.shape}")
-        invoke_raw_cast = _op.invoke_raw_cast
+        invoke_raw_cast = LATE.invoke_raw_cast
         new = invoke_raw_cast(value, self.stype)
         if new is value:
             new = value.copy()
@@ -395,9 +395,9 @@ class NDArray(ArrayProtocols):
         if isinstance(key, tuple) and len([k for k in key if k is not None and
                                            k is not Ellipsis]) > self.ndim:
             raise IndexError(f"too many indices ({len(key)}) for an array of {self.ndim} dims")
-        _indexing.check_legacy_key(key, self.shape)
+        LATE.check_legacy_key(key, self.shape)
         if self._ag is not None and STATE.recording:
-            recorded_getitem = _indexing.recorded_getitem
+            recorded_getitem = LATE.recorded_getitem
             return recorded_getitem(self, key)
         out = self._raw[_raw_key(key)]
         if not isinstance(out, np.ndarray) or out.ndim == 0:
@@ -469,7 +469,7 @@ class NDArray(ArrayProtocols):
         return bool(stand_in[slc_key].flags.c_contiguous)
 
     def transpose(self, axes=None):
-        invoke = _op.invoke
+        invoke = LATE.invoke
         return invoke("transpose", [self], {"axes": axes} if axes else {})[0]
 
     def broadcast_to(self, shape):
@@ -486,7 +486,7 @@ class NDArray(ArrayProtocols):
     # MXNet 1.9: NDArray operators use the broadcast_* ops (dense + sparse -> broadcast rules),
     # sparse arrays override +, -, * with nd.sparse.add/subtract/multiply (elemwise rules).
     def _bin(self, other, name, scalar_name, reverse=False):
-        binary = _op.binary
+        binary = LATE.binary
         return binary(self, other, name, scalar_name, reverse)
 
     def __add__(self, o):
@@ -529,14 +529,14 @@ class NDArray(ArrayProtocols):
         return self._bin(o, "power", "_rpower_scalar", reverse=True)
 
     def __neg__(self):
-        invoke = _op.invoke
+        invoke = LATE.invoke
         return invoke("negative", [self], {})[0]
 
     def __pos__(self):
         return self
 
     def __abs__(self):
-        invoke = _op.invoke
+        invoke = LATE.invoke
         return invoke("abs", [self], {})[0]
 
     def __eq__(self, o):
@@ -591,7 +591,7 @@ class NDArray(ArrayProtocols):
 
     def __getattr__(self, name):
         # fluent methods: x.sum(axis=1), x.exp(), ... resolve to the registered op
-        fluent = _op.fluent
+        fluent = LATE.fluent
         fn = fluent(name)
         if fn is None:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -631,7 +631,7 @@ def _new_empty(cls):
 
 def _invoke(op_name, x, **params):
     """One output of operator ``op_name`` on ``x`` (the recorded form of a view method)."""
-    invoke = _op.invoke
+    invoke = LATE.invoke
     return invoke(op_name, [x], params)[0]
 
 
@@ -663,8 +663,8 @@ def array(source_array, ctx=None, dtype=None):
     The default dtype follows MXNet 1.9: the source's for an NDArray (or a scipy matrix,
     which gives a csr array), ``float32`` for anything else, numpy arrays included.
     """
-    _is_scipy_sparse = _sparse._is_scipy_sparse
-    csr_matrix = _sparse.csr_matrix
+    _is_scipy_sparse = LATE.is_scipy_sparse
+    csr_matrix = LATE.csr_matrix
     if _is_scipy_sparse(source_array):
         return csr_matrix(source_array, ctx=ctx, dtype=dtype)
     if isinstance(source_array, NDArray):
@@ -777,7 +777,7 @@ def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx=None, dty
     """Evenly spaced values in [start, stop), each repeated ``repeat`` times (the _arange
     operator; integer dtypes cast start and step first, as MXNet does). ``infer_range`` is
     deprecated and ignored, as in MXNet."""
-    invoke = _op.invoke
+    invoke = LATE.invoke
     if infer_range is not None:
         import warnings
         warnings.warn("`infer_range` argument has been deprecated", DeprecationWarning,
@@ -801,12 +801,30 @@ def moveaxis(tensor, source, destination):
     return wrap(np.ascontiguousarray(np.moveaxis(tensor._raw, source, destination)), tensor._ctx)
 
 
-# modules that import this one, bound once it is complete: a relative import inside a
-# function costs about a microsecond per call, and warns (ImportWarning) when an importer
-# rewrote the module's __spec__, as an ``mxnet`` -> sparsym alias does
+class _Late:
+    """The functions and classes of the modules built on this one (``op``, ``indexing``,
+    ``interop``, ``pickling``, ``sparse``), which each hands over with
+    :func:`install_methods` when it is imported (the package imports them all). NDArray's
+    methods call them here, so this module imports none of them."""
+
+    invoke = binary = fluent = invoke_raw_cast = None  # op.py
+    check_legacy_key = recorded_getitem = None  # indexing.py
+    to_dlpack_for_read = to_dlpack_for_write = None  # interop.py
+    getstate = setstate = None  # pickling.py
+    CSRNDArray = RowSparseNDArray = is_scipy_sparse = csr_matrix = None  # sparse.py
+
+
+LATE = _Late()
+
+
+def install_methods(**parts) -> None:
+    """Hand NDArray's methods the named parts of a module built on this one."""
+    for name, value in parts.items():
+        if not hasattr(_Late, name):
+            raise AttributeError(f"install_methods: {name!r} is not a part NDArray uses")
+        setattr(LATE, name, value)
+
+
+# the package, bound once this module is complete (nd.* front ends for fluent methods): a
+# relative import inside a function costs about a microsecond per call
 from .. import ndarray as _nd_pkg  # noqa: E402
-from . import indexing as _indexing  # noqa: E402
-from . import interop as _interop  # noqa: E402
-from . import op as _op  # noqa: E402
-from . import pickling as _pickling  # noqa: E402
-from . import sparse as _sparse  # noqa: E402

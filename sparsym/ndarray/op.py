@@ -14,7 +14,7 @@ from ..ops.core import rules
 from ..ops.core.registry import all_ops, get_op, report_fallback, resolve_dispatch
 from ..ops.core.signature import front_end_doc, front_end_signature
 from ..profiler import RUN as _PROF
-from .ndarray import NDArray, wrap
+from .ndarray import NDArray, install_methods, wrap
 from .tape import STATE, record
 
 __all__ = ["invoke", "binary", "fluent", "make_function"]
@@ -382,3 +382,6 @@ def populate(namespace: dict, sparse: bool = False):
         namespace.setdefault(pub, make_function(key, op))
         if pub != key:
             namespace[pub] = make_function(key, op)
+
+
+install_methods(invoke=invoke, binary=binary, fluent=fluent, invoke_raw_cast=invoke_raw_cast)

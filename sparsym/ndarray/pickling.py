@@ -6,6 +6,7 @@ import numpy as np
 from .. import storage as st
 from ..base import DTypeError, FormatError
 from ..context import Context, current_context
+from .ndarray import install_methods
 from .serialization import dumps_array, loads_array
 
 _CPU_TYPE = 1
@@ -61,3 +62,6 @@ def setstate(arr, state):
     arr._ctx = ctx
     arr._ag = None
     arr.writable = True
+
+
+install_methods(getstate=getstate, setstate=setstate)

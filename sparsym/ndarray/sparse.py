@@ -15,14 +15,13 @@ from ..base import DTypeError, ShapeError, StorageError, dtype_of
 from ..context import Context, current_context, require_usable
 from ..kernels import csr as kcsr
 from ..kernels import rsp as krsp
-from .ndarray import NDArray, _shape, wrap
+from . import op as _op
+from .ndarray import NDArray, _shape, install_methods, wrap
 from .ndarray import zeros as _zeros
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "csr_matrix",
            "row_sparse_array", "zeros", "empty", "array", "add", "subtract", "multiply",
            "divide"]
-# after .ndarray, which imports op (with the modules that import it) once it is complete
-from . import op as _op  # noqa: E402
 
 _slice = builtins.slice
 
@@ -606,3 +605,7 @@ def divide(lhs, rhs):
     """lhs / rhs with :func:`add`'s dispatch (csr / dense vector -> csr)."""
     return _ufunc(lhs, rhs, "elemwise_div", "broadcast_div", "_div_scalar", "_rdiv_scalar")
 
+
+
+install_methods(CSRNDArray=CSRNDArray, RowSparseNDArray=RowSparseNDArray,
+                is_scipy_sparse=_is_scipy_sparse, csr_matrix=csr_matrix)

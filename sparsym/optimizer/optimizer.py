@@ -6,6 +6,7 @@ import logging
 import math
 import numbers
 import os
+from collections.abc import Callable
 
 import numpy as np
 
@@ -360,20 +361,22 @@ class Optimizer:
                            "for more details.")
 
 
-def update_master(weight, grad, master, step):
+def update_master(weight: NDArray, grad: NDArray, master: NDArray,
+                  step: Callable[[NDArray, NDArray], None]) -> None:
     """Run ``step(master, grad as float32)`` on a float32 master copy, then cast it into
     the float16 ``weight`` (MXNet's mp_* update ops)."""
     step(master, wrap(st.astype_raw(grad._raw, np.float32), grad.context))
     weight._assign(st.astype_raw(master._raw, np.float16))
 
 
-def update_mp_first_state(weight, grad, state, step):
+def update_mp_first_state(weight: NDArray, grad: NDArray, state: tuple,
+                          step: Callable[..., None]) -> None:
     """``update_master`` for the ``(state, master)`` layout: ``step(master, grad32, state)``."""
     inner, master = state
     update_master(weight, grad, master, lambda w32, g32: step(w32, g32, inner))
 
 
-def state_zeros(weight: NDArray, stype=None) -> NDArray:
+def state_zeros(weight: NDArray, stype: str | None = None) -> NDArray:
     """A zero state shaped like ``weight``; row_sparse states hold all rows (lazy updates),
     csr states (of csr weights) store nothing."""
     stype = stype or weight.stype
@@ -387,7 +390,7 @@ def state_zeros(weight: NDArray, stype=None) -> NDArray:
     return wrap(np.zeros(weight.shape, dtype), weight.context)
 
 
-def grad_parts(grad: NDArray):
+def grad_parts(grad: NDArray) -> tuple[bool, np.ndarray | st.RSP]:
     """(is_rsp, raw) for a gradient; csr gradients are densified."""
     raw = grad._raw
     if isinstance(raw, st.RSP):

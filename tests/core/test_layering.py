@@ -92,6 +92,8 @@ def test_lower_layers_reach_upper_ones_through_installed_hooks(monkeypatch):
     from sparsym.ndarray import tape
 
     assert tape.AUTOGRAD.backward is autograd.backward
+    from sparsym.ndarray import ndarray, op, sparse
+    assert ndarray.LATE.invoke is op.invoke and ndarray.LATE.CSRNDArray is sparse.CSRNDArray
     assert storage._CSR_KERNELS["to_dense"] is kcsr.csr_to_dense
     x = mx.nd.ones(2)
     x.attach_grad()
