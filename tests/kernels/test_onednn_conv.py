@@ -18,7 +18,10 @@ CONV = [((2, 3, 9, 9), (8, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1, None),
         ((2, 9, 8, 3), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1, "NHWC"),
         ((1, 3, 5, 6, 7), (4, 3, 3, 2, 3), (1, 2, 1), (1, 0, 1), (1, 1, 2), 1, None),
         ((3, 16, 8, 8), (32, 16, 1, 1), (2, 2), (0, 0), (1, 1), 1, None),
-        ((2, 5, 7, 8), (3, 5, 3, 3), (3, 2), (2, 1), (1, 1), 1, None)]
+        ((2, 5, 7, 8), (3, 5, 3, 3), (3, 2), (2, 1), (1, 1), 1, None),
+        # input channels not a multiple of 16: NCHW data goes channel-last (_mds)
+        ((2, 20, 9, 8), (6, 20, 3, 3), (1, 1), (1, 1), (1, 1), 1, None),
+        ((2, 12, 10), (4, 12, 3), (1,), (0,), (1,), 1, None)]
 
 
 def _close(a, b):
@@ -63,6 +66,20 @@ def test_deconv_matches_numba(xs, ws, s, p, d, g, adj):
     for r0, r1 in zip(kc.deconv_backward(x, w, dy, s, p, d, g, adj, None, True),
                       oc.deconv_backward(x, w, dy, s, p, d, g, adj, True)):
         _close(r1, r0)
+
+
+@pytest.mark.parametrize("c,plain_src,cl", [(1, True, False), (3, True, False),
+                                            (20, False, True), (32, False, False)])
+def test_nchw_layouts_follow_the_input_channels(c, plain_src, cl):
+    # few input channels stay plain NCHW, counts that pad badly to 16 go channel-last, the
+    # rest are left to oneDNN (blocked)
+    x = np.ones((2, c, 8, 8), np.float32)
+    w = np.ones((8, c, 3, 3), np.float32)
+    geom, _ = oc.conv_geom(x, w, (1, 1), (1, 1), (1, 1), 1, None, False, np.float32)
+    src = geom.bwd_data().md(oc.E.ARG_DIFF_SRC)
+    assert src.is_plain == plain_src
+    strides = src.key[3] if src.key[2] == oc.E.blocked else None
+    assert (strides is not None and not src.key[4] and strides[1] == 1) == cl
 
 
 def test_fused_relu_post_op_and_float64_refused():
