@@ -11,7 +11,7 @@ from .. import profiler as _profiler
 from .. import storage as st
 from ..base import DTypeError, MXNetError, ParamError, ShapeError
 from ..ops.core import rules
-from ..ops.core.registry import all_ops, get_op, report_fallback, resolve_dispatch
+from ..ops.core.registry import all_ops, get_op, report_fallback, resolve_dispatch, run_raw
 from ..ops.core.signature import front_end_doc, front_end_signature
 from ..profiler import RUN as _PROF
 from .ndarray import NDArray, install_methods, wrap
@@ -186,13 +186,9 @@ def _to_nd(x, like=None):
 def invoke_raw_cast(raw, stype):
     """Convert a raw value to ``stype`` with cast_storage's kernels (no full densify for
     csr <-> row_sparse)."""
-    cur = st.stype_of(raw)
-    if cur == stype:
+    if st.stype_of(raw) == stype:
         return raw
-    op = get_op("cast_storage")
-    attrs = op.params.parse("cast_storage", {"stype": stype})
-    row, _, _ = resolve_dispatch(op, attrs, (cur,))
-    return row.kernel(attrs, [raw])[0]
+    return run_raw("cast_storage", [raw], stype=stype)[0]
 
 
 _BROADCAST = {"add": "broadcast_add", "sub": "broadcast_sub", "mul": "broadcast_mul",
