@@ -14,7 +14,7 @@ from pathlib import Path
 from .registry import all_ops, get_op, has_op, resolve_dispatch
 
 _SHORT = {"default": "D", "row_sparse": "R", "csr": "C", "*": "*", "...": "..."}
-_ROOT = Path(__file__).resolve().parents[2]
+_ROOT = Path(__file__).resolve().parents[3]
 
 # Semantics notes that a row table cannot show (kept next to the code they describe).
 NOTES = """\
