@@ -83,3 +83,31 @@ def test_blocked_pooling_matches_plain(alg, monkeypatch):
     dxt = pool.backward(dyt, xt, alg, *geo, yt)
     assert isinstance(dxt, core.Tensor)
     np.testing.assert_allclose(core.to_plain(dxt), dx, rtol=1e-6, atol=1e-6)
+
+
+def test_stacked_conv_rnn_cells_gradient_sums_match_numba():
+    """Stacked Conv1D LSTM/RNN/GRU cells unrolled under autograd sum gradients of
+    convolutions whose oneDNN results come in a plain layout next to NumPy arrays; the
+    sums must run and match the Numba path."""
+    import sparsym as mx
+    from sparsym.gluon.contrib.rnn import Conv1DGRUCell, Conv1DLSTMCell, Conv1DRNNCell
+
+    def grads():
+        mx.random.seed(3)
+        net = mx.gluon.rnn.SequentialRNNCell()
+        net.add(Conv1DLSTMCell((5, 7), 10, (3,), (3,)))
+        net.add(Conv1DRNNCell((10, 5), 11, (3,), (3,)))
+        net.add(Conv1DGRUCell((11, 3), 12, (3,), (3,)))
+        net.collect_params().initialize()
+        x = mx.nd.array(np.random.RandomState(0).rand(8, 3, 5, 7).astype(np.float32))
+        x.attach_grad()
+        with mx.autograd.record():
+            out = net.unroll(3, x, merge_outputs=True)[0]
+        out.backward()
+        return out.asnumpy(), x.grad.asnumpy()
+
+    out, dx = grads()
+    with dnn.use(False):
+        out_ref, dx_ref = grads()
+    np.testing.assert_allclose(out, out_ref, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dx, dx_ref, rtol=1e-3, atol=1e-5)

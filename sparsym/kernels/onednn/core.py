@@ -426,7 +426,8 @@ def one_layout(xs):
     else ``(None, xs)``. Elementwise ops with f(0) = 0 then run on the buffers, padding
     included."""
     md = next((x.md for x in xs if type(x) is Tensor), None)
-    if md is None:
+    # a plain layout gains nothing here, and from_plain hands plain arrays back unwrapped
+    if md is None or md.is_plain:
         return None, xs
     key, shape, dt = md.key, md.shape, _NP.get(md.dtype)
     out = []
