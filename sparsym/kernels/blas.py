@@ -9,8 +9,8 @@ and an LSTM ran 3-20x slower in bursts under load). So the first time a kernel a
 (:func:`ensure_policy`, :func:`gemm_threads`), BLAS is set to one thread; a GEMM of
 ``LARGE_GEMM`` multiply-adds or more (tens of ms on one core, where a second thread halves
 the time and the switch costs microseconds) runs with the library's original thread count
-when the machine has an idle core (:func:`idle_cores`, from the load average); on busy
-cores it keeps one thread too.
+when other processes leave that many cores free (:func:`idle_cores`); on busy cores it
+keeps one thread too.
 
 The user's choice wins: with ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``,
 ``MKL_NUM_THREADS`` or ``BLIS_NUM_THREADS`` in the environment the policy never changes the
@@ -140,23 +140,63 @@ class _AllThreads:
 _NOTHING = contextlib.nullcontext()
 
 
-_load = [-10.0, 0.0]  # (when read, idle cores)
+# (when computed, free cores, the sample it came from: (monotonic s, machine busy s, own s))
+_load = [-10.0, 0.0, None]
+_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+SAMPLE_S = 0.5  # the shortest interval a free-core figure is averaged over
+STALE_S = 5.0  # an older sample says little about now: start over from a snapshot
+
+
+def _ncpu():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _machine():
+    """(busy CPU seconds of the whole machine since boot, tasks running now), from
+    /proc/stat; None where there is none."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            text = f.read(8192)
+    except OSError:
+        return None
+    lines = text.split(b"\n")
+    v = [int(t) for t in lines[0].split()[1:9]]  # user nice system idle iowait irq softirq steal
+    running = next((int(ln.split()[1]) for ln in lines if ln.startswith(b"procs_running")), 1)
+    return (sum(v) - v[3] - v[4]) / _HZ, running  # steal counts as busy: not ours to use
 
 
 def idle_cores() -> float:
-    """Cores the machine leaves idle: usable CPUs minus the 1-minute load average (read at
-    most once a second)."""
+    """Cores other processes leave free: usable CPUs minus the CPU time the rest of the
+    machine used over the last half second or more (from /proc/stat, this process's own
+    CPU time taken out), read at most every ``SAMPLE_S``.
+
+    The 1-minute load average, used before, counts this process too: a run on two threads
+    raised it to two, and the policy then put that same run on one thread (ResNet-18
+    inference ran single-threaded in a benchmark following MXNet's two spinning threads).
+    The first figure, before an interval has passed, counts the tasks running at that
+    moment (this one aside); without /proc/stat it is cores minus the load average."""
     now = time.monotonic()
-    if now - _load[0] > 1.0:
+    if now - _load[0] < SAMPLE_S:
+        return _load[1]
+    ncpu = _ncpu()
+    m = _machine()
+    if m is None:
         try:
-            ncpu = len(os.sched_getaffinity(0))
-        except AttributeError:  # not Linux
-            ncpu = os.cpu_count() or 1
-        try:
-            _load[1] = ncpu - os.getloadavg()[0]
+            free = ncpu - os.getloadavg()[0]
         except OSError:
-            _load[1] = float(ncpu)
-        _load[0] = now
+            free = float(ncpu)
+        _load[0], _load[1] = now, free
+        return free
+    own = time.process_time()
+    prev = _load[2]
+    if prev is None or now - prev[0] > STALE_S:
+        others = max(0, m[1] - 1)
+    else:
+        others = max(0.0, (m[0] - prev[1]) - (own - prev[2])) / (now - prev[0])
+    _load[0], _load[1], _load[2] = now, ncpu - others, (now, m[0], own)
     return _load[1]
 
 
@@ -171,7 +211,8 @@ def gemm_threads(macs):
         return _NOTHING
     if _state["api"] is None:
         ensure_policy()
-    return _AllThreads() if _state["active"] and idle_cores() >= 1.0 else _NOTHING
+    return _AllThreads() if _state["active"] and idle_cores() >= _state["full"] - 0.5 \
+        else _NOTHING
 
 
 class _SingleBlas:

@@ -59,11 +59,47 @@ def test_one_thread_by_default_all_for_large_gemms_user_limits_kept():
     assert out["state"]["active"] and out["state"]["full"] == out["before"]
 
 
-def test_idle_cores_reads_the_load():
+def test_idle_cores_reads_the_machine():
     from sparsym.kernels import blas
-    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    blas._load[0] = -10.0
-    assert blas.idle_cores() == pytest.approx(n - os.getloadavg()[0], abs=1.0)
+    blas._load[:] = [-10.0, 0.0, None]
+    first = blas.idle_cores()
+    assert first <= blas._ncpu()  # negative when more tasks run than there are cores
+
+
+class _Clock:
+    """Stands in for ``time`` in kernels.blas: monotonic and process seconds set by hand."""
+
+    def __init__(self):
+        self.now, self.cpu = 100.0, 10.0
+
+    def monotonic(self):
+        return self.now
+
+    def process_time(self):
+        return self.cpu
+
+
+@pytest.mark.parametrize("busy, own, others", [
+    (2.0, 2.0, 0.0),  # this process alone kept both cores busy: both are free for it
+    (2.0, 0.5, 1.5),  # others used 1.5 cores
+    (0.2, 0.0, 0.2),  # a quiet machine, this process idle
+])
+def test_idle_cores_leaves_out_this_process(monkeypatch, busy, own, others):
+    from sparsym.kernels import blas
+    clock, machine = _Clock(), [1000.0]
+    monkeypatch.setattr(blas, "time", clock)
+    monkeypatch.setattr(blas, "_machine", lambda: (machine[0], 1))
+    monkeypatch.setattr(blas, "_ncpu", lambda: 2)
+    blas._load[:] = [-10.0, 0.0, None]
+    assert blas.idle_cores() == 2.0  # the first figure: one task running, this one
+    clock.now += 0.1
+    machine[0] += 0.2
+    assert blas.idle_cores() == 2.0  # within SAMPLE_S: the last figure stands
+    clock.now += 0.9
+    machine[0] += busy - 0.2
+    clock.cpu += own
+    assert blas.idle_cores() == pytest.approx(2.0 - others)
+    blas._load[:] = [-10.0, 0.0, None]
 
 
 @pytest.mark.parametrize("var", ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",

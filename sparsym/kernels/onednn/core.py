@@ -42,13 +42,14 @@ def dims(seq):
 
 
 def threads_for(work):
-    """OpenMP team size for a primitive of ``work`` multiply-adds: one for small work or a
-    busy machine (a descheduled worker stalls the region), else all of oneDNN's."""
+    """OpenMP team size for a primitive of ``work`` multiply-adds: one for small work, else
+    as many of oneDNN's threads as other processes leave cores free (rounded): a worker
+    sharing a core with another process stalls the whole region."""
     n = _lib.max_threads()
     if n <= 1 or work < SMALL_WORK:
         return 1
     from ..blas import idle_cores
-    return n if idle_cores() >= 1.0 else 1
+    return max(1, min(n, int(idle_cores() + 0.5)))
 
 
 class MemoryDesc:
