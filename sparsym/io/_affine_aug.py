@@ -8,7 +8,6 @@ rounded to 1/32 pixel as OpenCV's fixed-point warp does.
 from __future__ import annotations
 
 import numpy as np
-from scipy import ndimage
 
 from ..base import ParamError
 
@@ -103,6 +102,9 @@ def random_affine(img, p, rng):
         method = rng.randint(5)
     order = _ORDER[method]
     sx, sy = _source_coords(m.astype(np.float64), new_w, new_h, 0 if order == 0 else 5)
+    # imported here: scipy.ndimage costs 0.2-0.35 s, paid by every `import sparsym` when
+    # imported with the module, and only image iterators with a warp need it
+    from scipy import ndimage
     out = np.empty((new_h, new_w, img.shape[2]), np.uint8)
     for c in range(img.shape[2]):
         v = ndimage.map_coordinates(img[:, :, c].astype(np.float64), [sy, sx], order=order,

@@ -180,3 +180,71 @@ def test_label_file_variant():
     # label_libsvm files: the feature part is the label CSR
     _, lab, _ = parse_libsvm_chunk(b"0 0:1 2:1\n0 1:1\n", 3)
     np.testing.assert_array_equal(todense(lab), [[1, 0, 1], [0, 1, 0]])
+
+
+def _both_kernels(text, nf):
+    """(plain result or None when it declines, full result): each a tuple of arrays."""
+    from sparsym.kernels import libsvm as L
+    b = np.frombuffer(text, np.uint8)
+    out = []
+    for kern in (L._parse_plain, L._parse):
+        size = len(b)
+        arrs = (np.empty((size + 1) // 2, np.float32), np.empty((size + 1) // 4, np.float64),
+                np.empty((size + 1) // 4, np.int64), np.empty((size + 1) // 2 + 1, np.int64))
+        res = np.zeros(6, np.int64)
+        kern(b, nf, *arrs, L._CLS, L._POW10, res)
+        rows, nnz = int(res[0]), int(res[1])
+        got = (arrs[0][:rows], arrs[1][:nnz], arrs[2][:nnz], arrs[3][:rows + 1],
+               int(res[3]), int(res[5]))
+        out.append(None if res[2] else got)
+    return out
+
+
+NUMBERS = ["0", "1", "-1", "+2", "0.5", ".25", "5.", "-0", "007", "1e3", "1E-3", "+3E2",
+           "-2.5e+1", "123456789012345678901", "0.1234567890123456789012", "1e-30",
+           "4.2e25", "6e-320", "9" * 25 + ".5", "0.000001", "3.4028235e38", "1e400"]
+
+
+def test_plain_kernel_matches_full_parser_bit_for_bit():
+    rng = np.random.RandomState(0)
+    lines = []
+    for _ in range(400):
+        nf = rng.randint(0, 6)
+        idx = np.sort(rng.choice(50, nf, replace=False)) if rng.rand() < 0.8 else \
+            rng.randint(0, 50, nf)
+        toks = [NUMBERS[rng.randint(len(NUMBERS))]]
+        toks += [f"{i}:{NUMBERS[rng.randint(len(NUMBERS))]}" for i in idx]
+        sep = [" ", "  ", "\t", " \t "][rng.randint(4)]
+        lines.append(sep.join(toks) + ["", " ", "\r"][rng.randint(3)])
+        if rng.rand() < 0.05:
+            lines.append(["", "  ", "\t\r"][rng.randint(3)])
+    for text in ("\n".join(lines) + "\n", "\n".join(lines), "\n" + "\n".join(lines)):
+        plain, full = _both_kernels(text.encode(), 50)
+        assert plain is not None and full is not None
+        for p, f in zip(plain, full):
+            np.testing.assert_array_equal(p, f)  # NaN-free, so bitwise for floats
+            if isinstance(p, np.ndarray):
+                assert p.dtype == f.dtype
+        assert plain[3][-1] == len(plain[1]) and len(plain[0]) == len(plain[3]) - 1
+
+
+@pytest.mark.parametrize("text", [
+    b"1 0:1 # a comment\n", b"1 qid:3 0:1\n", b"1,2 0:1\n", b"1:0.5 0:1\n", b"1 0:inf\n",
+    b"nan 0:1\n", b"1 0:1 7\n", b"1 99:1\n", b"1 -1:1\n", b"1 0:1x\n", b"1 0:1e\n",
+    b"1 0:.\n", b"1 0:1.2.3\n", b"1 0:1\x0b\n", b"x 0:1\n", b"1 a:1\n", b"1 0:\n",
+    b"1 0:-\n", b"1 1234567890123456789:1\n"])
+def test_plain_kernel_declines_what_it_does_not_parse(text):
+    """Comments, qid, multi-labels, label weights, inf/nan and every malformed token go to
+    the full parser, which parses or names them."""
+    plain, _ = _both_kernels(text, 50)
+    assert plain is None
+
+
+def test_parse_through_fallback_equals_full_grammar_result():
+    # one line beyond the plain grammar sends the whole segment to the full parser
+    text = b"1 0:0.5 3:2\n0 2:1 # note\n1 4:3\n"
+    y, x, n = parse_libsvm_chunk(text, 5, parallel=False)
+    assert n == 3
+    np.testing.assert_array_equal(y, [1, 0, 1])
+    np.testing.assert_array_equal(x.indices, [0, 3, 2, 4])
+    np.testing.assert_array_equal(x.indptr, [0, 2, 3, 4])
