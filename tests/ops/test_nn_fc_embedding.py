@@ -148,3 +148,29 @@ def test_sparse_grad_numeric_check_with_grad_stype_dict():
     d = mx.sym.dot(x, mx.sym.var("w"))
     exe = d.simple_bind(mx.cpu(), x=(3, 4), w=(4, 2), grad_req={"x": "null", "w": "write"})
     assert exe.grad_dict["w"].stype == "row_sparse"
+
+
+@pytest.mark.parametrize("grad_req", [{"x": "write", "fc_weight": "null", "fc_bias": "null"},
+                                      {"x": "null", "fc_weight": "null", "fc_bias": "write"},
+                                      {"x": "write", "fc_weight": "write", "fc_bias": "null"}])
+def test_fc_backward_computes_only_the_gradients_read(grad_req):
+    fc = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=3, name="fc")
+    exe = fc.simple_bind(mx.cpu(), x=(5, 4), grad_req=grad_req)
+    step, = [s for s in exe._plan.backward_steps if s.op_name == "_backward_FullyConnected"]
+    names = ("x", "fc_weight", "fc_bias")
+    assert step.attrs["__unused__"] == tuple(i for i, n in enumerate(names)
+                                             if grad_req[n] == "null")
+    x, w, b = rng.randn(5, 4), rng.randn(3, 4), rng.randn(3)
+    g = rng.randn(5, 3)
+    for n, v in zip(names, (x, w, b)):
+        exe.arg_dict[n][:] = v
+    exe.forward(is_train=True)
+    exe.backward(mx.nd.array(g))
+    want = {"x": g @ w, "fc_weight": g.T @ x, "fc_bias": g.sum(0)}
+    for n in names:
+        if grad_req[n] != "null":
+            np.testing.assert_allclose(exe.grad_dict[n].asnumpy(), want[n], rtol=1e-4,
+                                       atol=1e-5)
+    # the kernel leaves out what nothing reads (each a GEMM as large as the forward)
+    outs = step.kernel(step.attrs, [np.asarray(a, np.float32) for a in (g, x, w)])
+    assert [o is None for o in outs] == [grad_req[n] == "null" for n in names]

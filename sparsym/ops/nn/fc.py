@@ -101,13 +101,15 @@ def _fc_bwd(a, xs):
     g, x, w = xs[0], xs[1], st.todense(xs[2])
     x2 = _flat(a, x)
     g2 = g.reshape(x2.shape[0], a.num_hidden)
+    # a gradient nothing reads (the data's of a first layer, the parameters' of a frozen
+    # one: the plan's ``__unused__``) is not computed: each is a GEMM as large as the forward
     unused = a.get("__unused__", ())
     with blas.gemm_threads(x.size * a.num_hidden):
         dx = (g2 @ w).reshape(x.shape) if 0 not in unused else None
-        dw = g2.T @ x2
-    out = (dx, dw.astype(w.dtype, copy=False))
+        dw = (g2.T @ x2).astype(w.dtype, copy=False) if 1 not in unused else None
+    out = (dx, dw)
     if not a.no_bias:
-        out += (g2.sum(axis=0),)
+        out += (g2.sum(axis=0) if 2 not in unused else None,)
     return out
 
 
