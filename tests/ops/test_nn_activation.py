@@ -196,3 +196,27 @@ def test_dropout_p_one_is_nan_in_training_like_mxnet():
     assert (mx.nd.Dropout(x, p=1.0).asnumpy() == 1).all()   # inference: identity
     with pytest.raises(ParamError, match="exceed bound"):
         mx.nd.Dropout(x, p=1.5)
+
+
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape,axis", [((64, 1000), -1), ((6, 50, 7), 1), ((9, 5), 0)])
+@pytest.mark.parametrize("par", [False, True])
+def test_softmax_float32_gradient_from_the_output(monkeypatch, op, shape, axis, par):
+    """The gradient kernel (kernels/softmax.py; serial and parallel rows) against the
+    float64 formula on the float32 output."""
+    from sparsym.kernels import _twins
+    if par:
+        monkeypatch.setattr(_twins, "PAR_MIN_WORK", 0)
+    x = mx.nd.array(rng.randn(*shape).astype(np.float32) * 3)
+    g = rng.randn(*shape)
+    x.attach_grad()
+    with mx.autograd.record():
+        y = getattr(mx.nd, op)(x, axis=axis)
+    y.backward(mx.nd.array(g))
+    yv = y.asnumpy().astype(np.float64)
+    if op == "softmax":
+        want = yv * (g - (g * yv).sum(axis, keepdims=True))
+    else:
+        want = g - np.exp(yv) * g.sum(axis, keepdims=True)
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-4, atol=1e-5)

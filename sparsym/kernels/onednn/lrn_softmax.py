@@ -4,7 +4,9 @@ forward and backward.
 Storage contract: float32 NumPy arrays (any strides: a non-contiguous input is reordered);
 outputs are fresh C-contiguous arrays. LRN: 4-D (N, C, H, W), ``y = x * (k + alpha / n *
 sum(x[c-h..c+h] ** 2)) ** -beta`` with h = (n - 1) // 2 (MXNet's window). Softmax along
-``axis`` of any array. The LRN backward recomputes the forward's workspace from ``x``.
+``axis`` of any array (forward only: oneDNN 3.2's softmax backward is its reference code,
+slower than kernels/softmax.py). The LRN backward recomputes the forward's workspace from
+``x``.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 from . import core
 from ._lib import E
 
-__all__ = ["lrn_forward", "lrn_backward", "softmax_forward", "softmax_backward"]
+__all__ = ["lrn_forward", "lrn_backward", "softmax_forward"]
 
 
 def _lrn_fwd_prim(shape, n, alpha, beta, k, prop):
@@ -79,21 +81,3 @@ def softmax_forward(x, axis, log=False):
     y = np.empty(shape, np.float32)
     prim.execute({E.ARG_SRC: core.from_plain(x, prim.md(E.ARG_SRC)), E.ARG_DST: y})
     return y
-
-
-def softmax_backward(dy, y, axis, log=False):
-    """Gradient of :func:`softmax_forward` from its output ``y`` and output gradient."""
-    shape, axis, log = tuple(y.shape), int(axis), bool(log)
-    fwd = _sm_fwd_prim(shape, axis, log, E.forward_training)
-
-    def create():
-        md = core.md_plain(shape, np.float32)
-        return core.create_pd("dnnl_softmax_backward_primitive_desc_create", _alg(log),
-                              md.ptr, md.ptr, md.ptr, axis, fwd.pd)
-    bwd = core.primitive(("softmax_bwd", shape, axis, log), create,
-                         work=int(np.prod(shape)) * 3)
-    dx = np.empty(shape, np.float32)
-    bwd.execute({E.ARG_DST: core.from_plain(y, bwd.md(E.ARG_DST)),
-                 E.ARG_DIFF_DST: core.from_plain(dy, bwd.md(E.ARG_DIFF_DST)),
-                 E.ARG_DIFF_SRC: dx})
-    return dx

@@ -9,6 +9,7 @@ from ... import _rng
 from ...base import DTypeError, dtype_of
 from ...kernels import elementwise as kelem
 from ...kernels import onednn as konednn
+from ...kernels import softmax as ksoftmax
 from ..core import rules
 from ..core.grad import bw, kept, multi_bw
 from ..core.helpers import DNS, Checked, norm_axis, require
@@ -379,9 +380,11 @@ def _sm_fwd(kind):
 
 def _sm_bwd(kind):
     def k(a, xs):
-        dx = _dnn.softmax_bwd(a, xs[0], xs[1], kind)
-        if dx is not None and xs[-1].dtype == dx.dtype:
-            return (dx,)
+        g, y = xs[0], xs[1]
+        if kind != "softmin" and not a.use_length and a.temperature in (None, 1.0) \
+                and g.dtype == y.dtype == xs[-1].dtype and y.dtype in _PLAIN_SM:
+            return (ksoftmax.softmax_grad(g, y, norm_axis(a.axis, y.ndim, kind),
+                                          kind == "log_softmax"),)
         # float32 (or float64) throughout, the row sums accumulated in float64
         wd = np.result_type(xs[0].dtype, xs[1].dtype, np.float32)
         g, y = xs[0].astype(wd, copy=False), xs[1].astype(wd, copy=False)
