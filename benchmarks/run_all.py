@@ -375,6 +375,11 @@ def render(results, quick_note=False):
         load = run.get("load_avg")
         out += [f"Ran {run['seconds']} s" + (f", load average {load} at the end" if load
                                              is not None else "") + ".", ""]
+        if load is not None and load > (mach.get("cores") or os.cpu_count() or 1):
+            # more runnable processes than cores: other work shared the CPU with both engines
+            out += ["**Under load**: the machine was busier than its cores at the end of this "
+                    "run, so these are not quiet figures; re-run the command on a quiet "
+                    "machine before comparing.", ""]
         if run.get("returncode") != 0:
             out += [f"The run failed ({run.get('returncode')}): {run.get('error', '')}", ""]
         rs = recs.get(name, [])

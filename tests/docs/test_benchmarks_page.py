@@ -61,3 +61,17 @@ def test_commands_skip_mxnet_when_the_oracle_is_missing():
     cmd = run_all.command("ops_vs_mxnet", True, "/nonexistent/python")
     assert cmd[1:] == ["benchmarks/ops_vs_mxnet.py", "--quick", "--no-mxnet"]
     assert "run_all" not in run_all.scripts() and "first_run" in run_all.scripts()
+
+
+def test_sections_run_busier_than_the_cores_are_marked_under_load(tmp_path):
+    run_all = _run_all()
+    entries = [{"machine": {"cpu": "Test CPU", "cores": 2}}]
+    for name, load in (("first_run", 1.2), ("libsvm_parse", 7.5)):
+        entries += [{"script": name, "run": {"command": f"python benchmarks/{name}.py",
+                                             "returncode": 0, "seconds": 1.0,
+                                             "load_avg": load}},
+                    {"script": name, "record": {"value": 1.0}}]
+    text = run_all.render(entries)
+    quiet, busy = text.split("## LibSVM parsing")
+    assert "Under load" not in quiet
+    assert "**Under load**" in busy and "load average 7.5" in busy
