@@ -93,3 +93,31 @@ def test_fused_relu_post_op_and_float64_refused():
         oc.conv_forward(x.astype(np.float64), w, None, (1, 1), (1, 1), (1, 1), 1)
     assert dnn.attempt(oc.conv_forward, x.astype(np.float64), w, None, (1, 1), (1, 1),
                        (1, 1), 1) is NotImplemented
+
+
+@pytest.mark.parametrize("xs,ws,s,p,d", [
+    ((4, 16, 2, 2), (24, 16, 3, 3), (1, 1), (1, 1), (1, 1)),
+    ((4, 16, 2, 2), (24, 16, 3, 3), (2, 2), (1, 1), (1, 1)),
+    ((3, 8, 7, 6), (5, 8, 3, 2), (2, 3), (0, 1), (1, 1)),  # right padding below the left
+    ((2, 8, 9, 9), (4, 8, 3, 3), (1, 2), (2, 1), (2, 3))])
+@pytest.mark.parametrize("bias,blocked", [(True, False), (False, True)])
+def test_batch_gemm_weight_gradient(monkeypatch, xs, ws, s, p, d, bias, blocked):
+    # the weight gradient as one im2col GEMM over the batch (taken where oneDNN would run
+    # its per-image GEMM kernel), forced here on every geometry it accepts
+    monkeypatch.setattr(oc, "_batch_gemm_weights", lambda geom, bw: True)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    y = kc.conv_forward(x, w, None, s, p, d, 1)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    ref = kc.conv_backward(x, w, dy, s, p, d, 1, bias)
+    xa, dya = x, dy
+    if blocked:  # Tensors in a oneDNN layout, as inside a plan
+        xa = dnn.from_plain(x, dnn.md_tag(xs, np.float32, dnn.E.nChw8c))
+        dya = dnn.from_plain(dy, dnn.md_tag(y.shape, np.float32, dnn.E.nChw8c))
+    got = oc.conv_backward(xa, w, dya, s, p, d, 1, bias)
+    for r0, r1 in zip(ref, got):
+        if r0 is None:
+            assert r1 is None
+        else:
+            _close(dnn.to_plain(r1), r0)
