@@ -111,3 +111,34 @@ def test_stacked_conv_rnn_cells_gradient_sums_match_numba():
         out_ref, dx_ref = grads()
     np.testing.assert_allclose(out, out_ref, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(dx, dx_ref, rtol=1e-3, atol=1e-5)
+
+
+def test_relu_and_add_on_plain_layout_tensors():
+    """A oneDNN result whose layout is plain (NHWC of one pixel: ResNet's last stage on
+    32x32 images) reaches relu, its gradient and add as a Tensor: they run on its NumPy
+    view."""
+    from sparsym.kernels.onednn import E, core
+    from sparsym.ops.core import registry
+    rng = np.random.RandomState(1)
+    x = rng.randn(4, 16, 1, 1).astype(np.float32)
+    g = rng.randn(4, 16, 1, 1).astype(np.float32)
+    md = core.md_tag(x.shape, np.float32, E.acdb)
+    assert md.is_plain
+    xt, gt = core.from_plain(x, md), core.Tensor(md, g.copy().view(np.uint8).reshape(-1))
+    xt = xt if isinstance(xt, core.Tensor) else core.Tensor(md, x.copy().view(np.uint8)
+                                                             .reshape(-1))
+
+    def run(name, ins, **kw):
+        op = registry.get_op(name)
+        a = op.params.parse(name, kw)
+
+        class A(dict):
+            __getattr__ = dict.__getitem__
+        row = op.dispatch[0]
+        return row.kernel(A(dict(a, __blocked__=True)), ins)[0]
+
+    np.testing.assert_array_equal(dnn.to_plain(run("Activation", [xt], act_type="relu")),
+                                  np.maximum(x, 0))
+    np.testing.assert_array_equal(
+        dnn.to_plain(run("_backward_Activation", [gt, xt], act_type="relu")), g * (x > 0))
+    np.testing.assert_array_equal(dnn.to_plain(run("elemwise_add", [xt, gt])), x + g)

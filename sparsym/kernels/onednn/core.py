@@ -425,11 +425,14 @@ def one_layout(xs):
     (the others reordered into it: cheaper than taking all of them to NumPy when the next
     step is a oneDNN one again), when some x is a Tensor and all have its shape and dtype;
     else ``(None, xs)``. Elementwise ops with f(0) = 0 then run on the buffers, padding
-    included."""
+    included. In the ``None`` case every Tensor comes back as its NumPy array."""
     md = next((x.md for x in xs if type(x) is Tensor), None)
-    # a plain layout gains nothing here, and from_plain hands plain arrays back unwrapped
-    if md is None or md.is_plain:
+    if md is None:
         return None, xs
+    # a plain layout gains nothing here (from_plain hands plain arrays back unwrapped): its
+    # Tensors are NumPy views (a 1x1-pixel map in NHWC, ResNet's last stage on 32x32 images)
+    if md.is_plain:
+        return None, [to_plain(x) for x in xs]
     key, shape, dt = md.key, md.shape, _NP.get(md.dtype)
     out = []
     for x in xs:
@@ -438,7 +441,7 @@ def one_layout(xs):
         elif tuple(x.shape) == shape and x.dtype == dt:
             out.append(from_plain(x, md))
         else:
-            return None, xs
+            return None, [to_plain(x) for x in xs]
     return md, out
 
 
