@@ -46,61 +46,89 @@ def _kept(y, key):
     return hit[0] if hit is not None and hit[1] == key else None
 
 
-def _src_key(x):
-    """What the src descriptor depends on (a Tensor's layout, else the plain shape), without
-    creating a descriptor per call."""
-    return x.md.key if isinstance(x, core.Tensor) else tuple(x.shape)
+_CL_TAGS = {3: E.acb, 4: E.acdb, 5: E.acdeb}  # nwc, nhwc, ndhwc
+_MDS: dict = {}  # (shape, tag) -> descriptor (created once: the keys are queried once)
 
 
-def _src_md(x):
-    return x.md if isinstance(x, core.Tensor) else core.md_plain(tuple(x.shape), np.float32)
+def _md(shape, tag):
+    md = _MDS.get((shape, tag))
+    if md is None:
+        if len(_MDS) > 1024:
+            _MDS.clear()
+        md = _MDS[(shape, tag)] = core.md_tag(shape, np.float32, tag)
+    return md
 
 
-def _fwd_prim(x, osh, alg, g, prop, blocked):
+def _tag_like(md, ndim):
+    """The format tag of ``md``'s layout when it is one pooling's JIT kernels take (8- or
+    16-channel blocks, channel-last), else channel-last."""
+    k = md.key
+    if k[2] == E.blocked and len(k[4]) == 1 and k[5] == (1,) and k[4][0] in (8, 16):
+        return {(3, 8): E.nCw8c, (4, 8): E.nChw8c, (5, 8): E.nCdhw8c, (3, 16): E.nCw16c,
+                (4, 16): E.nChw16c, (5, 16): E.nCdhw16c}[(ndim, k[4][0])]
+    return _CL_TAGS[ndim]
+
+
+def _fwd_prim(src, osh, alg, g, prop):
     k, s, pl, pr = g
-    key = ("pool_fwd", _src_key(x), osh, alg, g, prop, blocked)
+    key = ("pool_fwd", src.key, osh, alg, g, prop)
 
     def create():
-        src = _src_md(x)
-        dst = core.md_tag(osh, np.float32) if blocked else core.md_plain(osh, np.float32)
+        dst = core.md_tag(osh, np.float32)  # the JIT kernels' dst layout follows the src
         return core.create_pd("dnnl_pooling_forward_primitive_desc_create", prop, ALGS[alg],
                               src.ptr, dst.ptr, core.dims(s), core.dims(k),
                               core.dims((0,) * len(k)), core.dims(pl), core.dims(pr))
     return core.primitive(key, create, work=math.prod(osh) * math.prod(k))
 
 
-def _run_fwd(prim, x, blocked, osh):
-    y = core.Tensor(prim.md(E.ARG_DST)) if blocked else np.empty(osh, np.float32)
-    return core.run_forward(prim, x, y)
+def _as_tensor(x, md):
+    """``x`` in layout ``md`` as a Tensor (an array already so laid out is wrapped)."""
+    t = core.from_plain(x, md)
+    return t if isinstance(t, core.Tensor) else core.Tensor(md, t.reshape(-1).view(np.uint8))
 
 
+def _run_fwd(prim, x):
+    return core.run_forward(prim, x, core.Tensor(prim.md(E.ARG_DST)))
+
+
+# oneDNN pools plain NC<spatial> arrays with its simple_nchw code: 3-15 ms for LeNet's and
+# ResNet's pools at batch 32-64 on one thread, against 0.4-0.9 ms for a channel-last copy,
+# its JIT kernel and the copy back (AVX2). So arrays run channel-last, Tensors (inside a
+# plan) in their own layout, and the other operand of a backward follows the Tensor's.
 def forward(x, out_shape, alg, kernel, stride, pad_l, pad_r):
-    """Pooled ``x``; a max pooling keeps its workspace for :func:`backward`."""
+    """Pooled ``x`` (a NumPy array for an array, a Tensor for a Tensor); a max pooling
+    keeps its workspace for :func:`backward`."""
     g = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
-    osh, blocked = tuple(out_shape), isinstance(x, core.Tensor)
+    osh, tensor = tuple(out_shape), isinstance(x, core.Tensor)
+    if not tensor:
+        x = _as_tensor(x, _md(tuple(x.shape), _CL_TAGS[x.ndim]))
     prop = E.forward_training if alg == "max" else E.forward_inference
-    prim = _fwd_prim(x, osh, alg, g, prop, blocked)
-    y, ws = _run_fwd(prim, x, blocked, osh)
+    prim = _fwd_prim(x.md, osh, alg, g, prop)
+    y, ws = _run_fwd(prim, x)
+    if not tensor:
+        y = core.to_plain(y)
     if ws is not None:
-        _keep(y, ws, (_src_key(x), osh, g))
+        _keep(y, ws, (x.md.key, osh, g))
     return y
 
 
 def backward(dy, x, alg, kernel, stride, pad_l, pad_r, y=None):
     """Gradient of :func:`forward` with respect to ``x``, given the output gradient ``dy``
-    (and the forward's output ``y``, whose kept workspace a max pooling reads)."""
+    (and the forward's output ``y``, whose kept workspace a max pooling reads); a Tensor
+    when ``x`` or ``dy`` is one, else a NumPy array."""
     g = (tuple(kernel), tuple(stride), tuple(pad_l), tuple(pad_r))
     k, s, pl, pr = g
-    blocked = isinstance(x, core.Tensor) or isinstance(dy, core.Tensor)
-    if blocked and not isinstance(x, core.Tensor):
-        x = core.from_plain(x, core.md_tag(tuple(x.shape), np.float32, _blocked_tag(x.ndim)))
+    tensor = isinstance(x, core.Tensor) or isinstance(dy, core.Tensor)
+    if isinstance(x, core.Tensor):
+        src = x.md
+    else:
+        src = _md(tuple(x.shape), _tag_like(dy.md, x.ndim) if tensor else _CL_TAGS[x.ndim])
     osh = tuple(dy.shape)
-    fwd = _fwd_prim(x, osh, alg, g, E.forward_training, blocked)
-    key = ("pool_bwd", _src_key(x), osh, alg, g, blocked)
+    fwd = _fwd_prim(src, osh, alg, g, E.forward_training)
+    key = ("pool_bwd", src.key, osh, alg, g)
 
     def create():
-        src = _src_md(x)
-        ddst = core.md_tag(osh, np.float32) if blocked else core.md_plain(osh, np.float32)
+        ddst = core.md_tag(osh, np.float32)
         return core.create_pd("dnnl_pooling_backward_primitive_desc_create", ALGS[alg],
                               src.ptr, ddst.ptr, core.dims(s), core.dims(k),
                               core.dims((0,) * len(k)), core.dims(pl), core.dims(pr),
@@ -108,16 +136,11 @@ def backward(dy, x, alg, kernel, stride, pad_l, pad_r, y=None):
     bwd = core.primitive(key, create, work=math.prod(osh) * math.prod(k))
     args = {E.ARG_DIFF_DST: core.from_plain(dy, bwd.md(E.ARG_DIFF_DST))}
     if alg == "max":
-        ws = _kept(y, (_src_key(x), osh, g)) if y is not None else None
-        if ws is None:
-            _, ws = _run_fwd(fwd, x, blocked, osh)
+        ws = _kept(y, (src.key, osh, g)) if y is not None else None
+        if ws is None:  # the forward again, for the positions of the maxima
+            _, ws = _run_fwd(fwd, _as_tensor(x, src))
         args[E.ARG_WORKSPACE] = ws.data
-    dx = core.Tensor(bwd.md(E.ARG_DIFF_SRC)) if blocked else np.empty(tuple(x.shape),
-                                                                      np.float32)
+    dx = core.Tensor(bwd.md(E.ARG_DIFF_SRC))
     args[E.ARG_DIFF_SRC] = dx
     bwd.execute(args)
-    return dx
-
-
-def _blocked_tag(ndim):
-    return {3: E.nCw16c, 4: E.nChw16c, 5: E.nCdhw16c}[ndim]
+    return dx if tensor else core.to_plain(dx)
