@@ -55,6 +55,12 @@ def run(tasks, work=None):
     return list(pool.map(_call_in_worker, tasks))
 
 
+def in_worker() -> bool:
+    """Whether the calling thread runs a task of :func:`run` (its own GEMMs then keep
+    BLAS at one thread: the other workers hold the other cores)."""
+    return getattr(_tls, "in_worker", False)
+
+
 def _call_in_worker(task):
     """Run ``task`` with the thread marked as a pool worker (see run)."""
     _tls.in_worker = True

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import blas
+from . import _parallel, blas, rnn_steps
 
 
 def expit(x, out=None):
@@ -78,6 +78,8 @@ def _run_direction(mode, xi, Wh, bh, h0, c0, keep, Wr=None):
     for d=0; the caller passes reversed times for d=1). Returns the outputs (T, N, H) in step
     order (width P with an LSTM projection ``Wr`` (P, H)), the final h (and c), and the
     cache for backward."""
+    if fused_steps(mode, xi.dtype, Wr):
+        return _run_fused(mode, xi, Wh, bh, h0, c0)
     T, N = xi.shape[:2]
     H = Wh.shape[0] // GATES[mode]
     dt = xi.dtype
@@ -131,11 +133,68 @@ def _run_direction(mode, xi, Wh, bh, h0, c0, keep, Wr=None):
     return hs[1:], (hs[T],), cache
 
 
+def fused_steps(mode, dtype, Wr):
+    """Whether a direction steps through kernels/rnn_steps.py's fused float32 gates."""
+    return mode in ("gru", "lstm") and dtype == np.float32 and Wr is None
+
+
+def _run_fused(mode, xi, Wh, bh, h0, c0):
+    """_run_direction of a GRU or LSTM in float32: per step one GEMM into a reused buffer
+    and one fused gate kernel; the gates are always kept (their cost is one store)."""
+    T, N, GH = xi.shape
+    H = Wh.shape[1]
+    dt = xi.dtype
+    hs = np.empty((T + 1, N, H), dt)
+    hs[0] = h0
+    acts = np.empty((T, N, 4 * H), dt)
+    mm = np.empty((N, GH), dt)
+    WhT = Wh.T
+    cache = {"hs": hs, "acts": acts, "fused": True}
+    if mode == "gru":
+        for s in range(T):
+            np.matmul(hs[s], WhT, out=mm)
+            rnn_steps.gru_step(xi[s], mm, bh, hs[s], hs[s + 1], acts[s])
+        return hs[1:], (hs[T],), cache
+    cs = np.empty((T + 1, N, H), dt)
+    cs[0] = c0
+    for s in range(T):
+        np.matmul(hs[s], WhT, out=mm)
+        rnn_steps.lstm_step(xi[s], mm, bh, cs[s], hs[s + 1], cs[s + 1], acts[s])
+    cache["cs"] = cs
+    return hs[1:], (hs[T], cs[T]), cache
+
+
+def _back_fused(mode, cache, dys, dhT, dcT, Wh):
+    """_back_direction of a :func:`_run_fused` direction."""
+    hs, acts = cache["hs"], cache["acts"]
+    T, N, H = dys.shape
+    dt = dys.dtype
+    GH = Wh.shape[0]
+    dxi = np.empty((T, N, GH), dt)
+    mm = np.zeros((N, H), dt)
+    if mode == "gru":
+        dh = dhT.astype(dt, copy=True)
+        dhh = np.empty_like(dxi)
+        for s in range(T - 1, -1, -1):
+            rnn_steps.gru_back_step(dys[s], dh, mm, acts[s], hs[s], dxi[s], dhh[s])
+            np.matmul(dhh[s], Wh, out=mm)
+        return dxi, dhh, (dh + mm,)
+    cs = cache["cs"]
+    dc = dcT.astype(dt, copy=True)
+    mm += dhT
+    for s in range(T - 1, -1, -1):
+        rnn_steps.lstm_back_step(dys[s], mm, dc, acts[s], cs[s], cs[s + 1], dxi[s])
+        np.matmul(dxi[s], Wh, out=mm)
+    return dxi, dxi, (mm, dc)
+
+
 def _back_direction(mode, cache, dys, dhT, dcT, Wh, Wr=None, dWr=None):
     """BPTT of one direction. dys (T, N, H) (width P with an LSTM projection): output
     gradients in step order. Returns the gradients of the projected input (T, N, G*H), of
     the h2h pre-activations (T, N, G*H) and of the initial state(s); the projection's weight
     gradient accumulates into ``dWr``."""
+    if cache.get("fused"):
+        return _back_fused(mode, cache, dys, dhT, dcT, Wh)
     hs = cache["hs"]
     T, N = dys.shape[:2]
     G = GATES[mode]
@@ -196,19 +255,88 @@ def rnn_forward(mode, x, params, states, num_layers, bidirectional, p=0.0, rng=N
                 keep=False, proj=None):
     """Run the fused RNN (see _rnn_forward) on one BLAS thread: the step loops alternate
     small GEMMs with elementwise work, between which OpenBLAS's own threads would spin
-    (kernels/_parallel.py)."""
+    (kernels/_parallel.py). With worker threads, the batch is cut into independent row
+    blocks that run the whole stack each (see _chunks)."""
+    T, N = x.shape[:2]
+    D = 2 if bidirectional else 1
+    R = states[0].shape[-1]
+    masks = [None] * num_layers
+    if rng is not None and p > 0:  # drawn up front, in the unchunked order
+        dt = _work_dtype(x.dtype)
+        for li in range(num_layers - 1):
+            masks[li] = (rng.random((T, N, D * R)) >= p).astype(dt) / dt.type(1 - p)
+    parts = _chunks(mode, x.dtype, proj, N, _work(mode, x.shape, states, num_layers,
+                                                  bidirectional))
     with blas.single_blas():
-        return _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, keep,
-                            proj)
+        if len(parts) == 1:
+            return _rnn_forward(mode, x, params, states, num_layers, bidirectional, masks,
+                                keep, proj)
+        res = _parallel.run([
+            lambda a=a, b=b: _rnn_forward(
+                mode, x[:, a:b], params, [s[:, a:b] for s in states], num_layers,
+                bidirectional, [m if m is None else m[:, a:b] for m in masks], keep, proj)
+            for a, b in parts])
+    out = np.concatenate([r[0] for r in res], axis=1)
+    finals = [np.concatenate([r[1][j] for r in res], axis=1) for j in range(len(states))]
+    cache = {"chunks": [r[2] for r in res], "parts": parts} if keep else None
+    return out, finals, cache
+
+
+def _gemm_threads(macs):
+    """blas.gemm_threads, except on a worker thread of a batch-blocked call (see _chunks)."""
+    return blas.gemm_threads(0 if _parallel.in_worker() else macs)
+
+
+def _chunks(mode, dtype, proj, N, work):
+    """Row ranges of the batch that run on separate worker threads: every row's recurrence
+    is independent of the others', so each block steps the whole stack alone, with no
+    synchronisation but at the end (the parameter gradients are summed). One block for
+    small work, one worker, a busy machine (no idle core: the blocks would take turns on
+    one), or the NumPy steps (whose ufuncs hold the GIL between small calls); blocks of
+    at least 8 rows (GEMM efficiency)."""
+    n = _parallel.workers()
+    if (n == 1 or N < 16 or work < _parallel.MIN_PARALLEL_WORK
+            or not fused_steps(mode, dtype, proj) or blas.idle_cores() < 1.0):
+        return [(0, N)]
+    return _parallel.split(N, n, 8)
+
+
+def batch_blocked(mode, x, states, num_layers, bidirectional, proj=None):
+    """Whether :func:`rnn_forward` runs this call in batch blocks on several threads (one
+    block per core: about 0.55x the one-thread time on two idle cores, MXNet's word
+    language model shape)."""
+    return len(_chunks(mode, x.dtype, proj, x.shape[1], _work(mode, x.shape, states, num_layers,
+                                                     bidirectional))) > 1
+
+
+def _work(mode, xshape, states, num_layers, bidirectional):
+    """Multiply-adds of the forward (all layers taken as wide as the first)."""
+    T, N, C = xshape
+    R = states[0].shape[-1]
+    D = 2 if bidirectional else 1
+    return T * N * GATES[mode] * states[-1].shape[-1] * (C + R) * D * num_layers
 
 
 def rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
-    """Gradients of the fused RNN (see _rnn_backward), on one BLAS thread like the forward."""
+    """Gradients of the fused RNN (see _rnn_backward), on one BLAS thread like the forward,
+    per batch block when the forward was cut in blocks."""
     with blas.single_blas():
-        return _rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional)
+        if "chunks" not in cache:
+            return _rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional)
+        res = _parallel.run([
+            lambda c=c, a=a, b=b: _rnn_backward(
+                mode, c, dout[:, a:b], [g if g is None else g[:, a:b] for g in dstates],
+                num_layers, bidirectional)
+            for c, (a, b) in zip(cache["chunks"], cache["parts"])])
+    dvec = res[0][1]
+    for r in res[1:]:
+        dvec += r[1]
+    dx = np.concatenate([r[0] for r in res], axis=1)
+    dst = [np.concatenate([r[2][j] for r in res], axis=1) for j in range(len(res[0][2]))]
+    return dx, dvec, dst
 
 
-def _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, keep, proj):
+def _rnn_forward(mode, x, params, states, num_layers, bidirectional, masks, keep, proj):
     """Run the fused RNN. x (T, N, C); params the flat vector; states [h0] or [h0, c0], each
     (L*D, N, H) (h0 (L*D, N, P) with an LSTM projection of size P). Dropout with
     probability ``p`` (masks from ``rng``) applies to the outputs of every layer but the
@@ -230,7 +358,7 @@ def _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, kee
         for d in range(D):
             Wi, Wh, bi, bh, Wr = _views(vec, table, li, d)
             x2 = inp.reshape(T * N, -1)
-            with blas.gemm_threads(x2.size * Wi.shape[0]):  # all steps at once: large
+            with _gemm_threads(x2.size * Wi.shape[0]):  # all steps at once: large
                 xi = (x2 @ Wi.T).reshape(T, N, -1)
             xi += bi
             if d == 1:
@@ -243,9 +371,7 @@ def _rnn_forward(mode, x, params, states, num_layers, bidirectional, p, rng, kee
             for j, v in enumerate(fin):
                 finals[j][k] = v
             dirs.append(cache)
-        mask = None
-        if rng is not None and p > 0 and li < num_layers - 1:
-            mask = (rng.random(out.shape) >= p).astype(dt) / dt.type(1 - p)
+        mask = masks[li]
         layers.append({"inp": inp, "dirs": dirs, "mask": mask})
         inp = out * mask if mask is not None else out
     cache = {"layers": layers, "table": table, "vec": vec, "x_dtype": x.dtype} if keep else None
@@ -288,13 +414,13 @@ def _rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
             dhh2 = dhh.reshape(T * N, -1)
             # the weight gradients sum over all steps in one GEMM each: large ones get
             # every BLAS thread the policy allows
-            with blas.gemm_threads(dhh2.size * R):
+            with _gemm_threads(dhh2.size * R):
                 dWh += dhh2.T @ hprev
             dbh += dhh.sum(axis=(0, 1))
             if d == 1:
                 dxi = dxi[::-1]
             dxi2 = dxi.reshape(T * N, -1)
-            with blas.gemm_threads(dxi2.size * Wi.shape[1]):
+            with _gemm_threads(dxi2.size * Wi.shape[1]):
                 dWi += dxi2.T @ inp.reshape(T * N, -1)
                 din += (dxi2 @ Wi).reshape(inp.shape)
             dbi += dxi2.sum(axis=0)
