@@ -385,22 +385,22 @@ _GATHER_MIN_K = 16
 
 
 @njit(cache=True)
-def _scatter_t_bits(data, indices, indptr, b, bits):
-    # bits: zeroed, one bit per column of a. Marks the stored columns, counts the set bits
-    # before each word, then scatters out[rank(c)] += data * b[row] with
-    # rank(c) = count before c's word + set bits below c in it. The n / 8-byte bit set and
-    # its n / 8-byte counts stay in L2 where an int32 column map (n * 4 bytes) and its two
-    # scans over n did not: 1.9 -> 0.55 ms at 8192 x 1,000,000, k = 1.
+def _scatter_t_bits(data, indices, indptr, b, bits, before, uniq, out):
+    # bits: zeroed, one bit per column of a; before: a count per word of bits; uniq, out
+    # (zeroed): room for every entry. Marks the stored columns, counts the set bits before
+    # each word, lists the columns in uniq, then scatters out[rank(c)] += data * b[row] with
+    # rank(c) = count before c's word + set bits below c in it; returns the column count.
+    # The n / 8-byte bit set and its n / 8-byte counts stay in L2 where an int32 column map
+    # (n * 4 bytes) and its two scans over n did not: 1.9 -> 0.55 ms at 8192 x 1,000,000,
+    # k = 1. The caller allocates: three arrays made here doubled the compile time.
     for p in range(indices.shape[0]):
         c = np.uint64(indices[p])
         bits[c >> _U6] |= _U1 << (c & _U63)
     nw = bits.shape[0]
-    before = np.empty(nw, dtype=np.int64)
     nu = 0
     for w in range(nw):
         before[w] = nu
         nu += popcount(bits[w])
-    uniq = np.empty(nu, dtype=np.int64)
     u = 0
     for w in range(nw):
         word = bits[w]
@@ -410,7 +410,6 @@ def _scatter_t_bits(data, indices, indptr, b, bits):
             u += 1
             word &= word - _U1
     k = np.uint64(b.shape[1])
-    out = np.zeros((nu, b.shape[1]), dtype=b.dtype)
     for i in range(indptr.shape[0] - 1):
         ui = np.uint64(i)
         for p in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
@@ -420,7 +419,7 @@ def _scatter_t_bits(data, indices, indptr, b, bits):
             v = data[p]
             for j in range(k):
                 out[o, j] += v * b[ui, j]
-    return uniq, out
+    return nu
 
 
 def _csrT_rows_scatter(a: CSR, data, bb):
@@ -428,8 +427,12 @@ def _csrT_rows_scatter(a: CSR, data, bb):
     of the columns, or, for n far beyond the entries, its position after a sort)."""
     n, nnz = a.shape[1], a.nnz
     if nnz and bb.shape[1] and n <= _BITS_FACTOR * nnz + 65536:
-        bits = np.zeros((n + 63) // 64, dtype=np.uint64)
-        return _scatter_t_bits(data, a.indices[:nnz], a.indptr, bb, bits)
+        nw = (n + 63) // 64
+        uniq = np.empty(nnz, dtype=np.int64)
+        out = np.zeros((nnz, bb.shape[1]), dtype=bb.dtype)
+        nu = _scatter_t_bits(data, a.indices[:nnz], a.indptr, bb, np.zeros(nw, np.uint64),
+                             np.empty(nw, np.int64), uniq, out)
+        return uniq[:nu], out[:nu]
     uniq, pos = unique_positions(a.indices[:nnz], n)
     out = np.zeros((len(uniq), bb.shape[1]), dtype=bb.dtype)
     if a.nnz and bb.shape[1]:
