@@ -412,8 +412,9 @@ def _dw_gemm(geom, x, dy, w_shape, dt, nbias):
         xp, (d0 * (kh - 1) + 1, d1 * (kw - 1) + 1), axis=(1, 2))
     col = win[:, ::s0, ::s1][:, :oh, :ow][..., ::d0, ::d1].reshape(n * oh * ow, c * kh * kw)
     dyh = _nhwc(dy, dt).reshape(n * oh * ow, f)
+    dw = np.empty(w_shape, dt)  # owns its buffer: the executor adopts it as the gradient
     with blas.gemm_threads(col.size * f):
-        dw = (dyh.T @ col).reshape(w_shape)
+        np.matmul(dyh.T, col, out=dw.reshape(f, c * kh * kw))
     return dw, (dyh.sum(axis=0) if nbias else None)
 
 
