@@ -328,3 +328,28 @@ def test_empty_mask_gives_zeros_and_zero_gradients():
     exe.backward(mx.nd.ones((1, 2, 7, 6), dtype=np.float64))
     for k in ("x", "w", "b"):
         assert not exe.grad_dict[k].asnumpy().any()
+
+
+def test_cached_output_mask_follows_mask_writes():
+    """The output mask and tiles of a mask seen before are reused, and a mask written in
+    place (same array, new values) is seen: the outputs follow the mask every call."""
+    x = RNG.standard_normal((1, 13, 17, 3)).astype(np.float32)
+    w = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    mask = np.zeros((1, 13, 17), np.float32)
+    mask[0, 2:5, 3:7] = 1
+    m = mx.nd.array(mask)
+    kw = dict(kernel=(3, 3), pad=(1, 1), num_filter=4, no_bias=True, layout="NHWC",
+              bsize=(6, 6), dispatch="sparse")
+    dense = naive_conv_nhwc(x, w.transpose(0, 3, 1, 2), (1, 1), ((1, 1), (1, 1)))
+
+    def expected(msk):
+        return dense * receptive_mask(msk, (3, 3), (1, 1), (1, 1), (13, 17))[..., None]
+    first = nd.SparseBlockConvolution(mx.nd.array(x), m, mx.nd.array(w), **kw).asnumpy()
+    np.testing.assert_allclose(first, expected(mask), rtol=1e-4, atol=1e-4)
+    again = nd.SparseBlockConvolution(mx.nd.array(x), m, mx.nd.array(w), **kw).asnumpy()
+    np.testing.assert_array_equal(again, first)
+    m[:, 9:12, 10:15] = 1  # in place: the same array, other values
+    mask[:, 9:12, 10:15] = 1
+    moved = nd.SparseBlockConvolution(mx.nd.array(x), m, mx.nd.array(w), **kw).asnumpy()
+    np.testing.assert_allclose(moved, expected(mask), rtol=1e-4, atol=1e-4)
+    assert np.abs(moved - first).max() > 0
