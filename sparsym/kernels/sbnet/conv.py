@@ -121,13 +121,17 @@ def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx=None, y=None, 
     if idx is None:
         idx, _ = tiles_of(mo, tile)
     f = w.shape[0]
-    if y is None:
-        y = np.zeros(out_shape(x.shape, f, geom, layout), dtype=x.dtype)
     m = idx.shape[0]
-    if m == 0:
-        return y
-    if dnn.sparse_forward(x, w, b, mo, geom, tile, layout, idx, y, add,
-                          keep) is not NotImplemented:
+    if y is None and m:  # the oneDNN path writes a fresh output whole (no calloc first)
+        y = np.empty(out_shape(x.shape, f, geom, layout), dtype=x.dtype)
+        if dnn.sparse_forward(x, w, b, mo, geom, tile, layout, idx, y, add, keep,
+                              fresh=True) is not NotImplemented:
+            return y
+        y.fill(0)
+    elif y is None:
+        return np.zeros(out_shape(x.shape, f, geom, layout), dtype=x.dtype)
+    elif dnn.sparse_forward(x, w, b, mo, geom, tile, layout, idx, y, add,
+                            keep) is not NotImplemented:
         return y
     bias = b if b is not None else _no_bias(x.dtype)
     cl = layout == "NHWC"

@@ -126,10 +126,12 @@ def _w_cl(w, cl):
     return w if cl else w.transpose(0, 2, 3, 1)
 
 
-def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx, y, add, keep=None):
+def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx, y, add, keep=None,
+                   fresh=False):
     """y (=|+=) (conv(x, w) + b) * m_out over the active tiles; NotImplemented if oneDNN
-    does not run it. ``keep`` (a dict) receives the gathered blocks ("blocks") for
-    :func:`sparse_backward`."""
+    does not run it (``y`` untouched). ``keep`` (a dict) receives the gathered blocks
+    ("blocks") for :func:`sparse_backward`. ``fresh``: ``y`` is uninitialised and is
+    written whole (zeros outside the tiles' outputs), band by band (see _bands)."""
     if not _usable(x):
         return NotImplemented
     from ..onednn import conv as oc
@@ -152,8 +154,39 @@ def sparse_forward(x, w, b, mo, geom: ConvGeom, tile, layout, idx, y, add, keep=
             K.scatter_out_cl(r, idx, t0, t1, y, boh, bow, bias, mo, add)
         else:
             K.scatter_out_cf(r.T, idx, t0, t1, y, boh, bow, bias, mo, add)
-    _each(scatter, m, rows.size)
+    if fresh:
+        _bands(y, idx, boh, cl, scatter)
+    else:
+        _each(scatter, m, rows.size)
     return y
+
+
+def _bands(y, idx, boh, cl, scatter):
+    """Zero ``y`` one band of output rows (one tile row of an image) at a time and scatter
+    that band's tiles into it right away, bands split over the workers: the output is
+    written once, band by band while it sits in cache, on every core, instead of a serial
+    calloc of the whole output (27 MB at SBNet's 400x704x24: 3-4 ms on one core, a fifth
+    of the one-core forward) before a scatter into it."""
+    n_img, oh = y.shape[0], (y.shape[1] if cl else y.shape[2])
+    ntr = -(-oh // boh)
+    key = idx[:, 0].astype(np.int64) * ntr + idx[:, 1]  # tiles are in (n, row, col) order
+    first = np.searchsorted(key, np.arange(n_img * ntr + 1))
+
+    def run(b0, b1):
+        for band in range(b0, b1):
+            n, tr = divmod(band, ntr)
+            rows = slice(tr * boh, min(oh, (tr + 1) * boh))
+            if cl:
+                y[n, rows] = 0
+            else:
+                y[n, :, rows] = 0
+            if first[band + 1] > first[band]:
+                scatter(int(first[band]), int(first[band + 1]))
+    nb = n_img * ntr
+    if y.size < PAR_ELEMS or _parallel.workers() < 2:
+        run(0, nb)
+        return
+    _parallel.run([partial(run, a, b) for a, b in _parallel.split(nb, 2 * _parallel.workers())])
 
 
 def sparse_backward(x, w, dy, mo, geom: ConvGeom, tile, layout, need_bias, idx, blocks=None):
