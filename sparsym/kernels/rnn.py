@@ -291,12 +291,13 @@ def _chunks(mode, dtype, proj, N, work):
     """Row ranges of the batch that run on separate worker threads: every row's recurrence
     is independent of the others', so each block steps the whole stack alone, with no
     synchronisation but at the end (the parameter gradients are summed). One block for
-    small work, one worker, a busy machine (no idle core: the blocks would take turns on
-    one), or the NumPy steps (whose ufuncs hold the GIL between small calls); blocks of
-    at least 8 rows (GEMM efficiency)."""
+    small work, one worker, a busy machine (other processes leave fewer cores free than
+    there are workers, rounded: the blocks would take turns on one), or the NumPy steps
+    (whose ufuncs hold the GIL between small calls); blocks of at least 8 rows (GEMM
+    efficiency)."""
     n = _parallel.workers()
     if (n == 1 or N < 16 or work < _parallel.MIN_PARALLEL_WORK
-            or not fused_steps(mode, dtype, proj) or blas.idle_cores() < 1.0):
+            or not fused_steps(mode, dtype, proj) or blas.idle_cores() < n - 0.5):
         return [(0, N)]
     return _parallel.split(N, n, 8)
 
