@@ -100,7 +100,7 @@ def test_fused_relu_post_op_and_float64_refused():
     ((4, 16, 2, 2), (24, 16, 3, 3), (2, 2), (1, 1), (1, 1)),
     ((3, 8, 7, 6), (5, 8, 3, 2), (2, 3), (0, 1), (1, 1)),  # right padding below the left
     ((2, 8, 9, 9), (4, 8, 3, 3), (1, 2), (2, 1), (2, 3))])
-@pytest.mark.parametrize("bias,blocked", [(True, False), (False, True)])
+@pytest.mark.parametrize("bias,blocked", [(True, None), (False, "nChw8c"), (True, "nhwc")])
 def test_batch_gemm_weight_gradient(monkeypatch, xs, ws, s, p, d, bias, blocked):
     # the weight gradient as one im2col GEMM over the batch (taken where oneDNN would run
     # its per-image GEMM kernel), forced here on every geometry it accepts
@@ -113,8 +113,9 @@ def test_batch_gemm_weight_gradient(monkeypatch, xs, ws, s, p, d, bias, blocked)
     ref = kc.conv_backward(x, w, dy, s, p, d, 1, bias)
     xa, dya = x, dy
     if blocked:  # Tensors in a oneDNN layout, as inside a plan
-        xa = dnn.from_plain(x, dnn.md_tag(xs, np.float32, dnn.E.nChw8c))
-        dya = dnn.from_plain(dy, dnn.md_tag(y.shape, np.float32, dnn.E.nChw8c))
+        tag = getattr(dnn.E, blocked)
+        xa = dnn.from_plain(x, dnn.md_tag(xs, np.float32, tag))
+        dya = dnn.from_plain(dy, dnn.md_tag(y.shape, np.float32, tag))
     got = oc.conv_backward(xa, w, dya, s, p, d, 1, bias)
     for r0, r1 in zip(ref, got):
         if r0 is None:

@@ -390,8 +390,10 @@ def _batch_gemm_weights(geom, bw):
 def _nhwc(a, dt):
     """``a`` (a channel-first NumPy array or a Tensor) as a C-contiguous NHWC array."""
     n, c, h, w = a.shape
-    out = np.empty((n, h, w, c), dt)
     dst = md_plain((n, c, h, w), supported_dtype(dt), (h * w * c, 1, w * c, c))
+    if isinstance(a, Tensor) and a.md.key == dst.key:  # already NHWC: its buffer as it is
+        return a.values().reshape(n, h, w, c)
+    out = np.empty((n, h, w, c), dt)
     if isinstance(a, Tensor):
         core.reorder_md(a.md, dst).execute({E.ARG_FROM: a.data, E.ARG_TO: out})
     else:
