@@ -160,7 +160,7 @@ def test_env_var_and_missing_library_in_features():
     assert forced == "raised True"
 
 
-
+@needs_dnnl
 def test_layouts_without_strides_are_keyed_by_equality():
     """Descriptors oneDNN does not describe by strides (opaque kinds, such as packed RNN
     weights on some CPUs) are told apart by ``dnnl_memory_desc_equal``: their keys carry
