@@ -173,9 +173,9 @@ def idle_cores() -> float:
     machine used over the last half second or more (from /proc/stat, this process's own
     CPU time taken out), read at most every ``SAMPLE_S``.
 
-    The 1-minute load average, used before, counts this process too: a run on two threads
-    raised it to two, and the policy then put that same run on one thread (ResNet-18
-    inference ran single-threaded in a benchmark following MXNet's two spinning threads).
+    The 1-minute load average is not used: it counts this process too, so a run on two
+    threads raises it to two and would put that same run on one thread (ResNet-18
+    inference in a benchmark that follows MXNet's two spinning threads, for one).
     The first figure, before an interval has passed, counts the tasks running at that
     moment (this one aside); without /proc/stat it is cores minus the load average."""
     now = time.monotonic()

@@ -509,8 +509,8 @@ def _parse_chunk(raw, b, num_features, fname, first_line_no, dtype, parallel):
 
 def _parse_parts(raw, b, num_features, fname, first_line_no, dtype, parallel):
     """([(labels, CSR) of each segment of ``b``], lines): the segments parsed on threads,
-    each kept as its own CSR (LibSVMReader yields them as they are: joining them was a
-    copy of every entry)."""
+    each kept as its own CSR (LibSVMReader yields them as they are: joining them would
+    copy every entry)."""
     num_features = int(num_features)
     vdtype = np.float64 if np.dtype(dtype) == np.float64 else np.float32
     bounds = _segment_bounds(b, raw) if parallel else np.array([0, len(b)], np.int64)
