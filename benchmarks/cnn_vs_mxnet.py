@@ -18,10 +18,11 @@ The same Gluon code runs under both MXNet-API packages; PyTorch (``--torch-pytho
 environment with ``torch``; skipped without it) runs the same architectures in eager mode
 with ``torch.optim.SGD``, the peer users would pick instead. Engines run as ``--repeats``
 interleaved rounds of fresh processes (sparsym, MXNet, PyTorch), so a change in machine
-load hits all alike. One line per case: each engine's median samples/s, the 1-minute load
-average seen around its runs (the highest), the ratios of the medians (``vs_mxnet``,
-``vs_torch``: > 1 means sparsym is faster) and ``under_load`` when any run of the case saw
-a load above 1.5 (such ratios are not quiet-machine figures). ``onednn`` says which path
+load hits all alike. One line per case: each engine's median samples/s, the ratios of the
+medians (``vs_mxnet``, ``vs_torch``: > 1 means sparsym is faster), the highest 1-minute load
+average and the highest share of cores other processes used around its runs, and
+``under_load`` when other work shared the machine (benchmarks/_quiet.py; such ratios are
+not quiet-machine figures). ``onednn`` says which path
 sparsym's dense primitives took in its runs. Neither MXNet nor PyTorch is a dependency.
 """
 import argparse
@@ -29,11 +30,11 @@ import json
 import os
 import sys
 
+from _quiet import Watch, summary
 from gluon_vs_mxnet import _median, _run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = ("resnet18_train", "resnet18_infer", "lenet_train", "lenet_infer")
-UNDER_LOAD = 1.5
 
 # The timing loop shared by both bodies: warm-up, then whole steps for >= ``seconds``.
 TIMER = r'''
@@ -185,11 +186,11 @@ for case in cases:
 
 def _engine_run(python, pkg, body, seconds, cases, env):
     """One fresh process of one engine: {case: record}, and the load seen around it."""
-    before = os.getloadavg()[0]
+    watch = Watch()
     recs = _run(python, pkg, seconds, env=dict(env, CNN_BENCH_CASES=",".join(cases)),
                 body=body)
-    load = max(before, os.getloadavg()[0])
-    return {r["case"]: dict(r, load=load) for r in recs}
+    seen = watch.done()
+    return {r["case"]: dict(r, **seen) for r in recs}
 
 
 def main(argv=None):
@@ -216,17 +217,14 @@ def main(argv=None):
             runs[name].append(_engine_run(python, name, body, a.seconds, a.cases, env))
     for case in a.cases:
         line = {"bench": "cnn_vs_mxnet", "case": case, "repeats": a.repeats}
-        loads = []
         for name, rs in runs.items():
             line[name] = round(_median([r[case]["samples_per_s"] for r in rs]), 1)
-            line[name + "_load"] = round(max(r[case]["load"] for r in rs), 2)
-            loads += [r[case]["load"] for r in rs]
         if "onednn" in runs["sparsym"][0][case]:
             line["onednn"] = runs["sparsym"][0][case]["onednn"]
         for peer in ("mxnet", "torch"):
             if peer in runs:
                 line["vs_" + peer] = round(line["sparsym"] / line[peer], 2)
-        line["under_load"] = max(loads) > UNDER_LOAD
+        line.update(summary([r[case] for rs in runs.values() for r in rs]))
         print(json.dumps(line), flush=True)
 
 

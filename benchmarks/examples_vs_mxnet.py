@@ -16,6 +16,8 @@ import os
 import subprocess
 import sys
 
+from _quiet import Watch, under_load
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples")
 
@@ -102,6 +104,7 @@ def main(argv=None):
         ex_args = ["--epochs", str(args.epochs)]
         for rep in range(args.repeat):
             # alternate the packages so that machine load affects both alike
+            watch = Watch()
             res = {"example": name, "epochs": args.epochs, "repeat": rep,
                    "sparsym": _run([sys.executable, script] + ex_args, env)}
             if have_mx:
@@ -109,6 +112,8 @@ def main(argv=None):
                 s, m = res["sparsym"].get("train_s"), res["mxnet"].get("train_s")
                 if s and m:
                     res["speedup"] = round(m / s, 2)
+            res.update(watch.done())
+            res["under_load"] = under_load([res])
             print(json.dumps(res), flush=True)
 
 

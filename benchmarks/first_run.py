@@ -37,6 +37,8 @@ import sys
 import tempfile
 import time
 
+from _quiet import Watch, under_load
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 T_START = time.perf_counter()
 
@@ -215,6 +217,7 @@ def main(argv=None):
         for rnd in range(args.repeat):
             cache = os.path.join(tmp, f"numba-cache-{rnd}")
             res = {}
+            watch = Watch()
             runs = [("cold", "sparsym"), ("warm", "sparsym"), ("mxnet", "mxnet")]
             for name, pkg in runs:
                 if pkg == "mxnet" and not have_mx:
@@ -233,7 +236,8 @@ def main(argv=None):
                                       "compile_s": k[1], "compile_cpu_s": k[3],
                                       "signatures": k[2]}), flush=True)
             summ = {"bench": "first_run_summary", "round": rnd, "rows": args.rows,
-                    "load": round(os.getloadavg()[0], 2)}
+                    **watch.done()}
+            summ["under_load"] = under_load([summ])
             for name in ("cold", "warm", "mxnet"):
                 if "seconds" in res.get(name, {}):
                     summ[f"{name}_s"] = res[name]["seconds"]

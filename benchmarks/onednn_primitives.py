@@ -8,7 +8,9 @@ gradients attached to the data only (``bwd_data``) or to the parameters only
 difference to ``fwd``). A round runs every case in a fresh process per engine, one engine
 after the other (``--rounds`` rounds interleave the engines, so load hits all alike);
 medians over rounds are printed as one JSON line per (case, pass), with the 1-minute load
-average before and after and ``target_over_mxnet`` (the largest ratio the issue accepts).
+average before and after, the share of cores other processes used meanwhile
+(``under_load`` when other work shared the machine: benchmarks/_quiet.py) and
+``target_over_mxnet`` (the largest ratio the issue accepts).
 ``first_ms`` is each engine's first call of the pass (oneDNN:
 primitive creation and JIT; Numba: compilation or cache load); ``load_ms`` is the time to
 import the engine and make its first call in the child.
@@ -27,6 +29,8 @@ import json
 import os
 import subprocess
 import sys
+
+from _quiet import Watch, under_load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -254,12 +258,13 @@ def main(argv=None):
         cases = [c for c in cases if "lenet" in c[1]] or cases[:1]
         a.rounds, a.reps = 1, 2
     engines = a.engines.split(",")
-    load0 = os.getloadavg()[0]
+    watch = Watch()
     runs = {e: [] for e in engines}
     for _ in range(a.rounds):
         for e in engines:
             runs[e].append(run_engine(e, cases, a.reps, a.mxnet_python, a.cpu_time))
-    load1 = os.getloadavg()[0]
+    seen = watch.done()
+    seen["under_load"] = under_load([seen])
     keys = [k for r in runs.values() for rr in r for k in rr]
     for key in dict.fromkeys(keys):
         rec = {"case": key[0], "shape": key[1], "pass": key[2]}
@@ -273,7 +278,7 @@ def main(argv=None):
                 if e != "mxnet" and f"{e}_ms" in rec:
                     rec[f"{e}_over_mxnet"] = round(rec[f"{e}_ms"] / rec["mxnet_ms"], 3)
             rec["target_over_mxnet"] = TARGET_OVER_MXNET
-        rec["load"] = [round(load0, 2), round(load1, 2)]
+        rec.update(seen)
         rec["clock"] = "cpu, 1 thread" if a.cpu_time else "wall"
         print(json.dumps(rec), flush=True)
     for e in engines:

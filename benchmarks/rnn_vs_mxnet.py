@@ -7,7 +7,9 @@ Cases: a Gluon ``rnn.LSTM`` and ``rnn.GRU`` (2 layers, 200 hidden units, input 2
 sequence 35, batch 32: a word language model's shape) trained with ``autograd.record`` /
 ``backward`` / ``Trainer.step`` (SGD). Milliseconds per step after 3 warm-up steps; the two
 engines alternate ``--repeats`` times and each keeps its best run. One line per case with
-both figures, ``speedup`` (MXNet's time / sparsym's) and ``target_speedup``. MXNet is
+both figures, ``speedup`` (MXNet's time / sparsym's), ``target_speedup``, the 1-minute load
+average before and after and the share of cores other processes used meanwhile
+(``under_load`` when other work shared the machine: benchmarks/_quiet.py). MXNet is
 only the oracle here; without it the sparsym figures are printed alone.
 """
 import argparse
@@ -15,6 +17,8 @@ import json
 import os
 import subprocess
 import sys
+
+from _quiet import Watch, under_load
 
 BODY = r'''
 import importlib, json, sys, time
@@ -68,18 +72,21 @@ def main(argv=None):
     a = p.parse_args(argv)
     have_mx = os.path.exists(a.mxnet_python)
     best = {"sparsym": {}, "mxnet": {}}
+    watch = Watch()
     for _ in range(a.repeats):
         runs = [("sparsym", sys.executable)] + ([("mxnet", a.mxnet_python)] if have_mx else [])
         for pkg, py in runs:
             for case, ms in _run(py, pkg, a.steps, a.cases).items():
                 best[pkg][case] = min(ms, best[pkg].get(case, ms))
+    seen = watch.done()
+    seen["under_load"] = under_load([seen])
     for case, ms in best["sparsym"].items():
         rec = {"bench": "rnn_vs_mxnet", "case": case, "sparsym_ms": round(ms, 1)}
         if case in best["mxnet"]:
             rec["mxnet_ms"] = round(best["mxnet"][case], 1)
             rec["speedup"] = round(best["mxnet"][case] / ms, 2)
             rec["target_speedup"] = TARGET
-        rec["load_avg"] = round(os.getloadavg()[0], 1)
+        rec.update(seen)
         print(json.dumps(rec), flush=True)
 
 

@@ -27,6 +27,8 @@ import subprocess
 import sys
 import time
 
+from _quiet import QUIET_OTHER_CORES, Watch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_RESULTS = os.path.join(ROOT, "docs", "benchmarks_results.jsonl")
@@ -110,8 +112,9 @@ SPECS = {
               "logistic regression with Module + kvstore + prepare (SGD, Adam), a Gluon "
               "sparse-embedding model (against MXNet and, with $TORCH_PYTHON, PyTorch's "
               "EmbeddingBag), the seed tutorial loop and the seed binding benchmark; "
-              "interleaved fresh-process pairs, medians, the load average each run saw, "
-              "ratios flagged under_load above load 1.5.",
+              "interleaved fresh-process pairs, medians, the load average each run saw and "
+              "the share of cores other processes used, ratios flagged under_load when "
+              "other work shared the machine.",
         full=["--pairs", "3"],
         quick=["--pairs", "1", "--rows", "50000", "--bind-repeat", "10"],
         with_mx=["--mxnet-python", MX], no_mx=["--mxnet-python", "/nonexistent"]),
@@ -200,6 +203,7 @@ def run_one(name, quick, mx_python, timeout):
     shown = " ".join(["python"] + cmd[1:])
     print(f"[run_all] {shown}", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
+    watch = Watch()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT,
                            env=dict(os.environ, PYTHONPATH=ROOT, SPARSYM_COMPILE_NOTICE="0"))
@@ -207,9 +211,11 @@ def run_one(name, quick, mx_python, timeout):
     except subprocess.TimeoutExpired as e:
         rc, out, err = "timeout", e.stdout or "", f"timed out after {timeout} s"
         out = out.decode() if isinstance(out, bytes) else out
+    seen = watch.done()
     run = {"script": name, "run": {"command": shown, "returncode": rc,
                                    "seconds": round(time.perf_counter() - t0, 1),
-                                   "load_avg": round(os.getloadavg()[0], 1)}}
+                                   "load_avg": round(os.getloadavg()[0], 1),
+                                   "other_cores": seen.get("other_cores")}}
     if rc != 0:
         tail = [ln for ln in (err or "").strip().splitlines() if ln.strip()]
         run["run"]["error"] = tail[-1][:300] if tail else f"exit code {rc}"
@@ -341,6 +347,16 @@ def render_ops(recs):
 RENDERERS = {"ops": render_ops}
 
 
+def _section_under_load(run, recs, mach):
+    """Whether other work shared the machine while a section ran (benchmarks/_quiet.py)."""
+    if run.get("other_cores") is not None or any("under_load" in r for r in recs):
+        return ((run.get("other_cores") or 0.0) > QUIET_OTHER_CORES
+                or any(r.get("under_load") is True for r in recs))
+    # a run recorded before the other-core share was: more runnable processes than cores
+    load = run.get("load_avg")
+    return load is not None and load > (mach.get("cores") or os.cpu_count() or 1)
+
+
 def render(results, quick_note=False):
     """The markdown page for a results list (as read by :func:`read_results`)."""
     mach = next((e["machine"] for e in results if "machine" in e), {})
@@ -356,7 +372,11 @@ def render(results, quick_note=False):
            "section with `--only NAME`). Each section names the command that produced it "
            "(`$MXNET_PYTHON`: an interpreter with MXNet 1.9.1, `--mxnet-python`). "
            "Figures compared with MXNet 1.9.1 come from the same run on the same machine; "
-           "on a shared machine absolute times move with the load, ratios much less.", "",
+           "on a shared machine absolute times move with the load, ratios much less. "
+           "A figure is a quiet-machine figure when other processes used under "
+           f"{QUIET_OTHER_CORES} cores on average while it ran (benchmarks/_quiet.py): the "
+           "1-minute load average also counts the benchmark's own threads, so a run that "
+           "keeps both cores busy on an idle machine reads close to 2.", "",
            "## Machine", ""]
     for k in ("cpu", "cores", "memory", "os", "python", "numpy", "scipy", "numba", "blas",
               "mxnet"):
@@ -372,14 +392,15 @@ def render(results, quick_note=False):
         if spec.get("about"):
             out += [spec["about"], ""]
         out += ["```sh", portable(run["command"]), "```", ""]
-        load = run.get("load_avg")
-        out += [f"Ran {run['seconds']} s" + (f", load average {load} at the end" if load
-                                             is not None else "") + ".", ""]
-        if load is not None and load > (mach.get("cores") or os.cpu_count() or 1):
-            # more runnable processes than cores: other work shared the CPU with both engines
-            out += ["**Under load**: the machine was busier than its cores at the end of this "
-                    "run, so these are not quiet figures; re-run the command on a quiet "
-                    "machine before comparing.", ""]
+        load, other = run.get("load_avg"), run.get("other_cores")
+        out += [f"Ran {run['seconds']} s"
+                + (f", load average {load} at the end" if load is not None else "")
+                + (f", other processes used {other} cores on average" if other is not None
+                   else "") + ".", ""]
+        if _section_under_load(run, recs.get(name, []), mach):
+            out += ["**Under load**: other work shared the machine during this run, so these "
+                    "are not quiet figures; re-run the command on a quiet machine before "
+                    "comparing.", ""]
         if run.get("returncode") != 0:
             out += [f"The run failed ({run.get('returncode')}): {run.get('error', '')}", ""]
         rs = recs.get(name, [])

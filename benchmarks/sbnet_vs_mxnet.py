@@ -11,9 +11,11 @@ ones on the same tensor: forward, and forward + backward under autograd.
 
 Masks are random disks covering ``--density`` of the pixels. Each round runs one fresh
 process per engine and layout, alternating; one JSON line per (test, layout, pass) gives
-the median milliseconds over rounds, the speedup over MXNet, the target speedup and the
-1-minute load average around the rounds, then one line for the first call of each engine
-(library load, primitive creation and JIT, tile autotuning).
+the median milliseconds over rounds, the speedup over MXNet, the target speedup, the
+1-minute load average before and after the rounds and the share of cores other processes
+used meanwhile (``under_load`` when other work shared the machine: benchmarks/_quiet.py),
+then one line for the first call of each engine (library load, primitive creation and JIT,
+tile autotuning).
 
 Usage: python benchmarks/sbnet_vs_mxnet.py [--test conv,res] [--size 400x704x24]
        [--density 10] [--layouts NCHW,NHWC] [--rounds 3] [--reps 7] [--cpu-time]
@@ -26,6 +28,8 @@ import json
 import os
 import subprocess
 import sys
+
+from _quiet import Watch, under_load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -156,7 +160,7 @@ def main(argv=None):
 def _compare(test, a):
     import numpy as np
     layouts = a.layouts.split(",")
-    load0 = os.getloadavg()[0]
+    watch = Watch()
     ours = {lay: [] for lay in layouts}
     theirs = []
     for _ in range(a.rounds):
@@ -168,7 +172,8 @@ def _compare(test, a):
                 r = _run(a.mxnet_python, "mxnet", test, "NCHW", a)
                 if r:
                     theirs.append(r)
-    load1 = os.getloadavg()[0]
+    seen = watch.done()
+    seen["under_load"] = under_load([seen])
     med = lambda rs, k: round(float(np.median([r[k] for r in rs])), 2) if rs else None
     for lay in layouts:
         for pas in ("fwd", "fwd+bwd"):
@@ -179,7 +184,7 @@ def _compare(test, a):
                               "speedup": round(m / s, 2) if s and m else None,
                               "target_speedup": TARGETS[test, pas],
                               "clock": "cpu, 1 thread" if a.cpu_time else "wall",
-                              "load": [round(load0, 2), round(load1, 2)]}), flush=True)
+                              **seen}), flush=True)
     print(json.dumps({"test": test,
                       "first_call_ms": {lay: med(ours[lay], "first_call_ms") for lay in layouts}
                       | {"mxnet": med(theirs, "first_call_ms")},

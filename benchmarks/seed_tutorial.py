@@ -4,7 +4,9 @@
 
 Runs tests/conformance/seed_tutorial.py (the seed script, unchanged) in subprocesses,
 alternating packages, and prints one JSON line per (package, batch) with the best
-batches/s over the repeats.
+batches/s over the repeats, then one per batch with the speedup, the 1-minute load average
+before and after and the share of cores other processes used meanwhile (``under_load`` when
+other work shared the machine: benchmarks/_quiet.py).
 """
 import argparse
 import json
@@ -12,6 +14,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from _quiet import Watch, under_load
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "tests" / "conformance" / "seed_tutorial.py"
@@ -36,6 +40,7 @@ def main():
     have_mx = os.path.exists(args.mxnet)
     for batch in (1, 32):
         best = {}
+        watch = Watch()
         for _ in range(args.repeat):
             for pkg, py in (("sparsym", sys.executable), ("mxnet", args.mxnet)):
                 if pkg == "mxnet" and not have_mx:
@@ -47,9 +52,11 @@ def main():
             print(json.dumps({"bench": "seed_tutorial", "pkg": pkg, "batch": batch,
                               "batches_per_s": round(out["batches_per_s"], 1),
                               "final_mse": out["mse"][-1]}))
+        seen = watch.done()
+        seen["under_load"] = under_load([seen])
         if len(best) == 2:
             print(json.dumps({"bench": "seed_tutorial", "batch": batch, "speedup_vs_mxnet": round(
-                best["sparsym"]["batches_per_s"] / best["mxnet"]["batches_per_s"], 2)}))
+                best["sparsym"]["batches_per_s"] / best["mxnet"]["batches_per_s"], 2), **seen}))
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 
 One row per target of the sparse path, each measured in fresh processes that alternate
 engines (sparsym, MXNet, PyTorch, then again), so a busy neighbour hits them alike. Every
-run records the 1-minute load average before and after it; a row's ratio is the median of
-its per-pair ratios and carries ``under_load: true`` (and is not a quiet-machine figure)
-when any run of the row saw a load above 1.5.
+run records the 1-minute load average before and after it and the share of cores other
+processes used meanwhile; a row's ratio is the median of its per-pair ratios and carries
+``under_load: true`` (and is not a quiet-machine figure) when other work shared the machine
+during any run of the row (benchmarks/_quiet.py).
 
 Cases (``--cases``, comma-separated; all by default):
 
@@ -50,9 +51,10 @@ import sys
 import tempfile
 import time
 
+from _quiet import Watch, summary
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-UNDER_LOAD = 1.5
 CASES = ("io", "logreg_sgd", "logreg_adam", "gluon_emb", "seed_tutorial", "seed_bind")
 MX_MAX_BATCH = (2**31 - 2) // 1_000_000  # MXNet's wheel: batch x features < 2**31
 
@@ -206,7 +208,7 @@ def _script_json(python, script, env, args=()):
 # ----------------------------------------------------------------------------- driver
 def _run(python, case, pkg, a, **extra):
     """One fresh worker process: its record with the load seen around it."""
-    before = os.getloadavg()[0]
+    watch = Watch()
     env = dict(os.environ, MXNET_STORAGE_FALLBACK_LOG_VERBOSE="0", SPARSYM_COMPILE_NOTICE="0")
     try:
         if case == "seed_tutorial":
@@ -230,17 +232,15 @@ def _run(python, case, pkg, a, **extra):
             rec = _script_json(python, os.path.abspath(__file__), env, args)
     except (RuntimeError, ValueError, KeyError) as err:
         rec = {"error": str(err).splitlines()[-1:] if str(err) else repr(err)}
-    rec["load"] = round(max(before, os.getloadavg()[0]), 2)
+    rec.update(watch.done())
     return rec
 
 
 def _row(name, runs, metric, higher_better=True, peers=("mxnet", "torch")):
     """The summary line of one row: medians, per-pair ratios, loads."""
     line = {"bench": "sparse_vs_mxnet", "row": name}
-    loads = []
     for pkg, rs in runs.items():
         ok = [r for r in rs if metric in r]
-        loads += [r["load"] for r in rs]
         if ok:
             line[pkg] = statistics.median(r[metric] for r in ok)
         elif rs:
@@ -256,8 +256,7 @@ def _row(name, runs, metric, higher_better=True, peers=("mxnet", "torch")):
         line[key] = round(statistics.median(ratios), 2)
         line[key + "_range"] = [round(min(ratios), 2), round(max(ratios), 2)]
     line["metric"] = metric
-    line["load_max"] = round(max(loads), 2) if loads else None
-    line["under_load"] = bool(loads) and max(loads) > UNDER_LOAD
+    line.update(summary([r for rs in runs.values() for r in rs]))
     return line
 
 

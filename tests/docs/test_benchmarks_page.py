@@ -2,6 +2,7 @@
 import importlib.util
 import json
 import shutil
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -9,6 +10,8 @@ FIXTURE = ROOT / "tests" / "fixtures" / "benchmarks" / "results_small.jsonl"
 
 
 def _run_all():
+    if str(ROOT / "benchmarks") not in sys.path:  # as when run as a script: its siblings
+        sys.path.insert(0, str(ROOT / "benchmarks"))
     spec = importlib.util.spec_from_file_location("run_all", ROOT / "benchmarks" / "run_all.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -75,3 +78,42 @@ def test_sections_run_busier_than_the_cores_are_marked_under_load(tmp_path):
     quiet, busy = text.split("## LibSVM parsing")
     assert "Under load" not in quiet
     assert "**Under load**" in busy and "load average 7.5" in busy
+
+
+def test_the_share_of_other_processes_decides_under_load(tmp_path):
+    run_all = _run_all()
+    entries = [{"machine": {"cpu": "Test CPU", "cores": 2}}]
+    # a run keeping both cores busy on an idle machine reads load ~2 and stays quiet;
+    # one that shared the machine with other work is marked whatever its load average
+    for name, load, other, rec in (("first_run", 1.9, 0.05, {"value": 1.0}),
+                                   ("libsvm_parse", 0.8, 0.9, {"value": 1.0}),
+                                   ("seed_tutorial", 1.0, 0.1, {"under_load": True})):
+        entries += [{"script": name, "run": {"command": f"python benchmarks/{name}.py",
+                                             "returncode": 0, "seconds": 1.0,
+                                             "load_avg": load, "other_cores": other}},
+                    {"script": name, "record": rec}]
+    text = run_all.render(entries)
+    first, rest = text.split("## LibSVM parsing")
+    libsvm, seed = rest.split("## Seed tutorial")
+    assert "Under load" not in first and "other processes used 0.05 cores" in first
+    assert "**Under load**" in libsvm and "**Under load**" in seed
+
+
+def test_watch_counts_only_the_cpu_time_of_other_processes(monkeypatch):
+    _run_all()
+    import _quiet
+    clock = {"busy": 100.0, "own": 10.0, "wall": 50.0}
+    monkeypatch.setattr(_quiet, "_busy_seconds", lambda: clock["busy"])
+    monkeypatch.setattr(_quiet, "_own_seconds", lambda: clock["own"])
+    monkeypatch.setattr(_quiet.time, "perf_counter", lambda: clock["wall"])
+    watch = _quiet.Watch()
+    # 4 s of wall time: the benchmark's children used 7.6 CPU s, the machine 8.0 in all
+    clock.update(busy=108.0, own=17.6, wall=54.0)
+    seen = watch.done()
+    assert seen["other_cores"] == 0.1 and len(seen["load"]) == 2
+    assert not _quiet.under_load([seen])
+    clock.update(busy=112.0)
+    assert _quiet.under_load([watch.done()])
+    assert _quiet.summary([{"load": [1.9, 2.0], "other_cores": 0.1},
+                           {"load": [3.0, 1.0], "other_cores": 0.5}]) == {
+        "load_max": 3.0, "other_cores_max": 0.5, "under_load": True}
