@@ -353,3 +353,72 @@ def test_cached_output_mask_follows_mask_writes():
     moved = nd.SparseBlockConvolution(mx.nd.array(x), m, mx.nd.array(w), **kw).asnumpy()
     np.testing.assert_allclose(moved, expected(mask), rtol=1e-4, atol=1e-4)
     assert np.abs(moved - first).max() > 0
+
+
+# ----------------------------------------------------------------------------- strip path
+STRIP_GEOMS = [  # (kernel, pad, padding)
+    ((3, 3), (1, 1), None), ((5, 3), (2, 1), None), ((1, 1), (0, 0), None),
+    ((3, 3), (0, 0), None), ((5, 3), (0, 0), "SAME"), ((2, 2), (0, 0), "SAME")]
+
+
+@pytest.mark.parametrize("kernel,pad,padding", STRIP_GEOMS)
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("band,image_w", [(1, 64), (2, 4), (3, 1)])
+def test_strip_path_matches_the_dense_path(kernel, pad, padding, layout, band, image_w,
+                                           monkeypatch):
+    """Bands of output rows, segments cut at image ends (narrow images): outputs and all
+    three gradients equal the dense masked convolution's, for any head gradient."""
+    from sparsym.kernels.sbnet import conv as sconv
+    from sparsym.kernels.sbnet import geometry, strips
+    monkeypatch.setattr(strips, "IMAGE_W", image_w)
+    x, wt, b, mask = _fused_args(layout, kernel, n=2, h=13, w=17, c=3, f=4, density=0.08)
+    geom = geometry.conv_geometry((13, 17), kernel, (1, 1), pad, padding)
+    assert strips.supported(geom)
+    mo = geometry.output_mask(mask, geom, 0.0)
+    sp = strips.plan(mo, geom, band)
+    keep = {}
+    y = strips.forward(x, wt, b, geom, layout, sp, keep)
+    np.testing.assert_allclose(y, sconv.dense_forward(x, wt, b, mo, geom, layout), rtol=1e-12,
+                               atol=1e-12)
+    dy = RNG.standard_normal(y.shape)   # nonzero where the output mask is 0 too
+    want = sconv.dense_backward(x, wt, dy, mo, geom, layout, True)
+    for strip in (keep["strips"], None):
+        got = strips.backward(x, wt, dy, mo, geom, layout, sp, True, strip)
+        for g, d in zip(got, want):
+            np.testing.assert_allclose(g, d, rtol=1e-11, atol=1e-11)
+
+
+def test_strip_path_is_the_default_at_stride_one_and_trains(monkeypatch):
+    """Without autotuning a stride-1 SparseBlockConvolution runs on strips (kept for the
+    backward); float32 results and gradients follow the dense op's; an empty mask gives
+    zeros."""
+    from sparsym.kernels.sbnet import strips
+    prev = sbnet.set_autotune(False)
+    try:
+        for layout in ("NCHW", "NHWC"):
+            x, wt, b, mask = _fused_args(layout, (3, 3), n=1, h=30, w=41, c=5, f=6,
+                                         density=0.05, dtype=np.float32)
+            head = mx.nd.array(RNG.standard_normal((1, 6, 30, 41) if layout == "NCHW"
+                                                   else (1, 30, 41, 6)), dtype=np.float32)
+            for m in (mask, np.zeros_like(mask)):
+                xs = [mx.nd.array(v, dtype=v.dtype) for v in (x, wt, b)]
+                for v in xs:
+                    v.attach_grad()
+                res = []
+                for dispatch in ("sparse", "dense"):
+                    kw = dict(kernel=(3, 3), num_filter=6, pad=(1, 1), layout=layout,
+                              dispatch=dispatch)
+                    with mx.autograd.record():
+                        y = nd.SparseBlockConvolution(xs[0], mx.nd.array(m), xs[1], xs[2],
+                                                      **kw)
+                    kept = fused._KEPT.get(xs[0]._raw)
+                    if dispatch == "sparse":
+                        assert strips.is_strip(kept[4]) and kept[6] is False
+                    y.backward(head)
+                    res.append([y.asnumpy()] + [v.grad.asnumpy() for v in xs])
+                for a, d in zip(*res):
+                    np.testing.assert_allclose(a, d, rtol=1e-4, atol=1e-4)
+                if not m.any():
+                    assert not any(np.abs(a).sum() for a in res[0])
+    finally:
+        sbnet.set_autotune(prev)

@@ -17,6 +17,7 @@ from ...base import ShapeError
 from .._kept import KeptWith
 from . import conv as sconv
 from . import resblock as rb
+from . import strips as sstrips
 from . import tuning
 from .geometry import binary_mask, clamp_tile, conv_geometry, output_mask, tile_from_bsize, tiles_of
 
@@ -52,30 +53,42 @@ def _all_tiles(mo, tile):
     return ones, idx, total
 
 
-def _choose(key, mode, bsize, autotune, geom, mo, run_tile, run_dense):
-    """(tile, idx, use_dense) for one call; run_tile(tile, mo, idx) runs the sparse path."""
+def _choose(key, mode, bsize, autotune, geom, mo, run_tile, run_dense, strips=False):
+    """(tile, idx, use_dense) for one call; run_tile(tile, mo, idx) runs the sparse path.
+
+    ``strips``: whether the strip path (sbnet.strips) computes this geometry: its tiles
+    (STRIPS, band height) are then the autotuner's candidates (it computes the active
+    outputs with fewer extra ones than any square tile, on the same dense convolution) and
+    STRIP_DEFAULT the tile without autotuning; their idx is a StripPlan and their density
+    the computed output pixels'."""
     if mode == "dense":
         return None, None, True
     if bsize is not None:
         tile = tile_from_bsize(geom, bsize)
-    elif autotune and tuning.autotune_enabled() and mo.any():
-        cands = tuning.candidate_tiles(geom.out)
+    elif autotune and tuning.autotune_enabled() and _density(mo) > 0:
+        cands = STRIP_TILES if strips else tuning.candidate_tiles(geom.out)
         tile = tuning.tuned_tile(
-            key + ("bucket", tuning.bucket(float(mo.mean()))), cands,
-            lambda t: run_tile(t, mo, _tiles(mo, t)[0]))
+            key + ("bucket", tuning.bucket(_density(mo))), cands,
+            lambda t: run_tile(t, mo, _tiles(mo, t, geom)[0]))
     else:
-        tile = clamp_tile(geom, tuning.DEFAULT_TILE)
-    idx, total = _tiles(mo, tile)
-    if mode == "sparse" or idx.shape[0] == 0:
+        tile = STRIP_DEFAULT if strips else clamp_tile(geom, tuning.DEFAULT_TILE)
+    idx, total = _tiles(mo, tile, geom)
+    count = idx.px if sstrips.is_strip(tile) else idx.shape[0]
+    if mode == "sparse" or count == 0:
         return tile, idx, False
 
     def runners():
+        if sstrips.is_strip(tile):
+            ones, one = np.ones_like(mo), np.zeros_like(mo)
+            one[0, 0, 0] = 1
+            return (run_dense, lambda: run_tile(tile, ones, None),
+                    lambda: run_tile(tile, one, None))
         ones, idx_all, _ = _all_tiles(mo, tile)
         return (run_dense, lambda: run_tile(tile, ones, idx_all),
                 lambda: run_tile(tile, ones, idx_all[:1]))
 
     thr = tuning.threshold(key + ("tile", tile), runners, total)
-    return tile, idx, idx.shape[0] / total > thr * tuning.MARGIN
+    return tile, idx, count / total > thr * tuning.MARGIN
 
 
 # --------------------------------------------------------------------------- convolution
@@ -125,21 +138,45 @@ def _output_mask(m3, geom, tol):
     return mo
 
 
-def _tiles(mo, tile):
-    """tiles_of(mo, tile), kept with a cached output mask."""
-    tile = tuple(tile)
+def _density(mo):
+    """mo.mean(), kept with a cached output mask (0.1-0.2 ms a call at 400x704)."""
     with _masks_lock:
         entry = _BY_MO.get(id(mo))
         per = entry[1] if entry is not None and entry[0] is mo else None
-        hit = per.get(tile) if per is not None else None
+        hit = per.get("density") if per is not None else None
+    if hit is None:
+        hit = float(mo.mean())
+        if per is not None:
+            with _masks_lock:
+                per["density"] = hit
+    return hit
+
+
+def _tiles(mo, tile, geom=None):
+    """tiles_of(mo, tile), or for a strip tile (geom given) (StripPlan, output pixels),
+    kept with a cached output mask."""
+    strip = sstrips.is_strip(tile)
+    key = (tile, geom) if strip else tuple(tile)
+    with _masks_lock:
+        entry = _BY_MO.get(id(mo))
+        per = entry[1] if entry is not None and entry[0] is mo else None
+        hit = per.get(key) if per is not None else None
     if hit is not None:
         return hit
-    hit = tiles_of(mo, tile)
-    if per is not None:
+    if strip:
+        hit = (sstrips.plan(mo, geom, tile[1]), mo.size)
+    else:
+        hit = tiles_of(mo, key)
         hit[0].flags.writeable = False
+    if per is not None:
         with _masks_lock:
-            per[tile] = hit
+            per[key] = hit
     return hit
+
+
+# strip tiles (band heights) the autotuner tries, and the one used without it
+STRIP_TILES = [(sstrips.STRIPS, 1), (sstrips.STRIPS, 2), (sstrips.STRIPS, 4)]
+STRIP_DEFAULT = (sstrips.STRIPS, 2)
 
 
 def conv_plan(a, x, w, b, geom, mo):
@@ -147,12 +184,16 @@ def conv_plan(a, x, w, b, geom, mo):
     key = ("conv", x.shape, w.shape, x.dtype.str, geom, a.layout, b is not None)
 
     def run_tile(tile, m, idx):
+        if sstrips.is_strip(tile):
+            sp = idx if idx is not None else sstrips.plan(m, geom, tile[1])
+            return sstrips.forward(x, w, b, geom, a.layout, sp)
         return sconv.sparse_forward(x, w, b, m, geom, tile, a.layout, idx=idx)
 
     def run_dense():
         return sconv.dense_forward(x, w, b, mo, geom, a.layout)
 
-    return _choose(key, _mode(a.dispatch), a.bsize, a.autotune, geom, mo, run_tile, run_dense)
+    return _choose(key, _mode(a.dispatch), a.bsize, a.autotune, geom, mo, run_tile, run_dense,
+                   sstrips.supported(geom))
 
 
 # a training forward's geometry, output mask, tile choice and gathered blocks, kept with its
@@ -177,11 +218,14 @@ def conv_forward(a, x, mask, w, b=None):
     keep = {} if a.get("__is_train__", False) else None
     if dense:
         y = sconv.dense_forward(x, w, b, mo, geom, a.layout)
+    elif sstrips.is_strip(tile):
+        y = sstrips.forward(x, w, b, geom, a.layout, idx, keep)
     else:
         y = sconv.sparse_forward(x, w, b, mo, geom, tile, a.layout, idx=idx, keep=keep)
     if keep is not None and isinstance(x0, np.ndarray):  # the backward gets x0 again
         key, m = _conv_key(a, x0, mask, w)
-        _KEPT.put(x0, (key, _mask_ref(m), geom, mo, tile, idx, dense, keep.get("blocks")))
+        _KEPT.put(x0, (key, _mask_ref(m), geom, mo, tile, idx, dense,
+                       keep.get("blocks", keep.get("strips"))))
     return y
 
 
@@ -223,6 +267,8 @@ def conv_backward(a, dy, x, mask, w, need_bias):
         blocks = None
     if dense:
         return sconv.dense_backward(x, w, dy, mo, geom, a.layout, need_bias)
+    if sstrips.is_strip(tile):
+        return sstrips.backward(x, w, dy, mo, geom, a.layout, idx, need_bias, strips=blocks)
     return sconv.sparse_backward(x, w, dy, mo, geom, tile, a.layout, need_bias, idx=idx,
                                  blocks=blocks)
 

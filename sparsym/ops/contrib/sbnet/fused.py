@@ -16,7 +16,8 @@ _FUSED_COMMON = dict(
     layout=Field("str", "NCHW", choices=("NCHW", "NHWC"),
                  doc="data layout; weights (F, C, kh, kw) for NCHW, (F, kh, kw, C) for NHWC"),
     bsize=Field("shape_or_none", None, doc="SBNet input block size (bh, bw); (b - k) must "
-                "be divisible by the stride; None: autotuned (or 16x16 output tiles)"),
+                "be divisible by the stride; None: strips of active output pixels at "
+                "stride 1, else autotuned tiles (16x16 output tiles without autotuning)"),
     tol=Field("float", 0.0, doc="an output is active when its receptive field holds a mask "
               "value > tol"),
     dispatch=Field("str", "auto", choices=("auto", "sparse", "dense"),
@@ -115,15 +116,19 @@ register(OpDef(
     doc="""Block-sparse 2-D convolution: gather -> conv -> scatter in one op (SBNet).
 
     ``y = (conv(data, weight) + bias) * m_out`` where ``m_out`` is 1 at outputs whose
-    receptive field holds a ``mask`` value > ``tol`` and 0 elsewhere.  Only the output
-    tiles containing an active output are computed (im2col straight from the active
-    tiles' input blocks, one GEMM per chunk of tiles, masked scatter).  The result does not
-    depend on the block size or on the sparse/dense choice.
+    receptive field holds a ``mask`` value > ``tol`` and 0 elsewhere.  At stride 1 without
+    ``bsize``, the output rows are cut into bands and only the column runs holding an
+    active output in each band are computed (their input windows side by side as one
+    batch of one dense convolution; oneDNN's when installed); otherwise the output tiles
+    holding an active output are (their input blocks as one batch).  The output is
+    written once, zeros included.  The result does not depend on the block size or on the
+    sparse/dense choice.
 
     Density-aware dispatch (``dispatch='auto'``, see sparsym.kernels.sbnet.tuning)
     measures once per shape the block density above which the dense convolution is
-    faster and runs dense there; the block-size autotuner (``autotune``, when ``bsize``
-    is None) times candidate blocks once per shape and density range.  Both are cached in
+    faster and runs dense there; the autotuner (``autotune``, when ``bsize`` is None)
+    times candidate band heights (stride 1) or blocks once per shape and density range.
+    Both are cached in
     memory and can be turned off (``sparsym.contrib.sbnet.set_dispatch(False)``,
     ``set_autotune(False)``, or SPARSYM_SBNET_DISPATCH=0 / SPARSYM_SBNET_AUTOTUNE=0).
 
@@ -136,7 +141,7 @@ register(OpDef(
     bias : (num_filter,), absent with no_bias
     kernel, num_filter, stride, pad : as Convolution (no dilation or groups)
     padding : {None, 'SAME', 'VALID'}, TF/SBNet padding overriding ``pad``
-    bsize : SBNet input block size or None
+    bsize : SBNet input block size, or None (strips at stride 1, else autotuned tiles)
     tol : float, default 0
     dispatch : {'auto', 'sparse', 'dense'}
     autotune : bool, default True
