@@ -310,7 +310,7 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs,
     seeds shapes that inference cannot derive (value-dependent outputs of a recorded run)."""
     clock = _Clock()
     if entry_shapes is None:
-        fwd = _fuse(fwd, grad_reqs)
+        fwd = _fuse(fwd, shapes, dtypes, stypes, grad_reqs)
     heads, args = list(fwd.heads), list(fwd.arg_nodes)
     graph, head_grad_vars, grad_entries = _gradient_phase(fwd, grad_reqs)
     clock.mark("gradient")
@@ -371,13 +371,16 @@ def build_plan(fwd: IndexedGraph, shapes, dtypes, stypes, grad_reqs,
                              for n in fwd.nodes))
 
 
-def _fuse(fwd, grad_reqs):
-    """The graph with post-op fusion applied when the plan computes no gradient (the
-    backward reads unfused values) and the inputs stay the same; else ``fwd``."""
-    if not fuse.enabled() or any(grad_reqs.get(n.name, "null") != "null"
-                                 for n in fwd.arg_nodes):
+def _fuse(fwd, shapes, dtypes, stypes, grad_reqs):
+    """The graph with its embedding bags fused, and post-op fusion applied when the plan
+    computes no gradient (the backward reads unfused values), when the inputs stay the
+    same; else ``fwd``."""
+    if not fuse.enabled():
         return fwd
-    heads, fused = fuse.fuse_post_ops(fwd.heads)
+    heads, fused = fuse.fuse_embedding_bags(fwd.heads, shapes, dtypes, stypes, grad_reqs)
+    if not any(grad_reqs.get(n.name, "null") != "null" for n in fwd.arg_nodes):
+        heads, more = fuse.fuse_post_ops(heads)
+        fused += more
     if not fused:
         return fwd
     g = IndexedGraph(heads)

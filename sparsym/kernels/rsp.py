@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from numba import njit, prange
 
 from ..base import ShapeError, normalize_axis
 from ..storage import IDX, RSP
+from . import _twins
 from ._arrays import common, find_sorted, unique_positions
 from ._f16 import f16_safe
 from ._twins import twin
@@ -294,14 +296,72 @@ def retain(r: RSP, row_ids) -> RSP:
     return RSP(r.data[pos[hit]], ids[hit], r.shape)
 
 
+# NumPy's float -> int64 cast of a value outside int64's range (inf, NaN, 1e30): x86
+# gives INT64_MIN (clipped to row 0), other CPUs saturate; the compiled clip does the same
+with np.errstate(invalid="ignore"):
+    _BIG_TO_ZERO = bool(np.array([np.inf, 1e30]).astype(np.int64)[0] < 0)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _clip_float_ids(ids, hi, big_to_zero, out):
+    """out = ids (float) cast to int64 as NumPy does, clipped into [0, hi]."""
+    for p in range(ids.shape[0]):
+        v = ids[p]
+        if v >= 9.2233720368547758e18 or v < -9.2233720368547758e18 or v != v:
+            out[p] = 0 if big_to_zero or not v > 0 else hi  # NaN: 0 both ways
+        elif v < 1.0:
+            out[p] = 0
+        else:
+            i = np.int64(v)
+            out[p] = hi if i > hi else i
+
+
 def clip_ids(idx, n) -> np.ndarray:
     """``idx`` as int64 clipped into [0, n) (MXNet's Embedding/take mode='clip'); new array.
 
-    Two ufunc calls: np.clip on integers costs ~10 us of dtype-limit checks per call, and
-    the embedding forward and backward clip every batch."""
-    ids = np.asarray(idx).astype(IDX)
+    Float ids (NDArrays default to float32) are cast and clipped in one compiled pass: the
+    cast, np.maximum and np.minimum took three passes and ~3x as long over a batch's 30k
+    ids, which the embedding forward and backward both clip. Other dtypes take two ufunc
+    calls (np.clip on integers costs ~10 us of dtype-limit checks per call)."""
+    idx = np.asarray(idx)
+    hi = max(int(n) - 1, 0)
+    if idx.dtype.type in (np.float32, np.float64) and idx.size >= 256:
+        out = np.empty(idx.shape, IDX)
+        _clip_float_ids(np.ascontiguousarray(idx).reshape(-1), hi, _BIG_TO_ZERO,
+                        out.reshape(-1))
+        return out
+    ids = idx.astype(IDX)
     np.maximum(ids, 0, out=ids)
-    return np.minimum(ids, max(int(n) - 1, 0), out=ids)
+    return np.minimum(ids, hi, out=ids)
+
+
+@njit(cache=True, parallel=True)
+def _gather_par(w, ids, out):
+    """out[i] = w[ids[i]], the ids split among the threads."""
+    for i in prange(ids.shape[0]):
+        r = ids[i]
+        for j in range(w.shape[1]):
+            out[i, j] = w[r, j]
+
+
+def take_rows(w: np.ndarray, idx) -> np.ndarray:
+    """Dense ``w[clip(idx)]`` (idx.shape + w.shape[1:]), ids clipped into [0, len(w)) as
+    MXNet's Embedding does: NumPy's take, or for a large batch a compiled copy split among
+    the threads when the measured gate finds it faster (a random-row gather waits on
+    memory, which two cores wait on together)."""
+    idx = np.asarray(idx)
+    ids = clip_ids(idx, w.shape[0]).reshape(-1)
+    tail = tuple(w.shape[1:])
+    k = _tail_size(w.shape)
+    if (w.dtype.kind != "f" or w.dtype.itemsize < 4 or not w.flags.c_contiguous
+            or len(w) == 0 or k == 0):
+        return np.take(w, ids, axis=0).reshape(idx.shape + tail)
+    w2 = w.reshape(len(w), k)
+    out = np.empty((len(ids), k), w.dtype)
+    _twins.run_gated("take_rows", out.size,
+                     lambda: np.take(w2, ids, axis=0, out=out, mode="clip"),
+                     lambda: _gather_par(w2, ids, out), _gather_par)
+    return out.reshape(idx.shape + tail)
 
 
 def take_rows_rsp(w: RSP, idx) -> np.ndarray:
@@ -361,9 +421,53 @@ def embedding_grad_rsp(idx, ograd, num_rows) -> RSP:
         return _empty(shape, ograd.dtype)
     g = np.ascontiguousarray(ograd).reshape(len(flat), int(np.prod(tail, dtype=np.int64)))
     uniq, inv = unique_positions(flat, int(num_rows))
-    out = np.zeros((len(uniq), g.shape[1]), dtype=ograd.dtype)
-    _scatter_add(inv, g, out)
+    out = segment_rows_sum(inv, g, len(uniq))
     return RSP(out.reshape((len(uniq),) + tuple(tail)), uniq, shape)
+
+
+@njit(cache=True, nogil=True)
+def _segment_rows(inv, g, out):
+    """out = zeros, then out[inv[t]] += g[t] for t in order."""
+    out[:] = 0
+    _scatter_add(inv, g, out)
+
+
+@njit(cache=True, parallel=True)
+def _segment_rows_par(inv, g, out, nb):
+    """_segment_rows with the output rows split into ``nb`` ranges, one task each: a task
+    zeroes its rows and scans every t, adding the rows that fall in its range (each row
+    gets its additions in the serial order, so the sums are the same bit for bit)."""
+    m = out.shape[0]
+    k = g.shape[1]
+    for b in prange(nb):
+        lo = m * b // nb
+        hi = m * (b + 1) // nb
+        for u in range(lo, hi):
+            for j in range(k):
+                out[u, j] = 0
+        for t in range(inv.shape[0]):
+            u = inv[t]
+            if u >= lo and u < hi:
+                for j in range(k):
+                    out[u, j] += g[t, j]
+
+
+def segment_rows_sum(inv, g, m) -> np.ndarray:
+    """``out`` of ``m`` rows with ``out[inv[t]] += g[t]`` over every row t of 2-D ``g``
+    (``inv`` int64 in [0, m)), added in the order of t; float16 through NumPy's add.at.
+    Large gradients run in parallel over ranges of output rows, each task scanning all of
+    ``inv`` (a scan of the ids costs far less than the rows it adds)."""
+    out = np.empty((m, g.shape[1]), dtype=g.dtype)
+    if g.dtype.kind != "f" or g.dtype.itemsize < 4:
+        out[:] = 0
+        np.add.at(out, inv, g)
+        return out
+    inv = np.ascontiguousarray(inv, dtype=np.int64)
+    g = np.ascontiguousarray(g)
+    nb = numba.get_num_threads()
+    _twins.run_gated("segment_rows", g.size, lambda: _segment_rows(inv, g, out),
+                     lambda: _segment_rows_par(inv, g, out, nb), _segment_rows_par)
+    return out
 
 
 # ----------------------------------------------------------------------------- reductions
@@ -398,3 +502,94 @@ def norm_rsp(r: RSP) -> np.ndarray:
     """L2 norm over all entries as 0-d dense; canonical input."""
     d = np.ascontiguousarray(r.data)
     return np.sqrt(np.asarray(np.vdot(d, d), dtype=d.dtype))
+
+
+# ----------------------------------------------------------------------------- embedding bag
+def _bag_sum(w, ids, vals, out):
+    # out[b] = w[ids[b, 0]] * vals[b, 0] + w[ids[b, 1]] * vals[b, 1] + ..., added in order
+    for b in prange(ids.shape[0]):
+        r = ids[b, 0]
+        v = vals[b, 0]
+        for j in range(w.shape[1]):
+            out[b, j] = w[r, j] * v
+        for f in range(1, ids.shape[1]):
+            r = ids[b, f]
+            v = vals[b, f]
+            for j in range(w.shape[1]):
+                out[b, j] += w[r, j] * v
+
+
+_BAG_SUM = _twins.Twin(_bag_sum, nogil=True)
+
+
+def embedding_bag_sum(w: np.ndarray, idx, vals) -> np.ndarray:
+    """``sum(w[clip(idx)] * vals[..., None], axis=1)`` for 2-D ``idx`` and ``vals`` of one
+    shape (B, F) and a 2-D float ``w`` whose dtype ``vals`` shares: the rows of each bag
+    weighted and summed in one pass, without the (B, F, D) gather. The products and the
+    additions (the first term, then the others in turn) are those of the three separate
+    ops (Embedding, broadcast_mul, sum over axis 1), so the result is the same bit for bit.
+    """
+    ids = clip_ids(idx, w.shape[0])
+    vals = np.ascontiguousarray(vals)
+    b, f = ids.shape
+    out = np.empty((b, w.shape[1]), w.dtype)
+    if f == 0:
+        out[:] = 0
+        return out
+    w = np.ascontiguousarray(w)
+    _twins.run_gated("embedding_bag", ids.size * w.shape[1],
+                     lambda: _BAG_SUM.ser(w, ids, vals, out),
+                     lambda: _BAG_SUM.par(w, ids, vals, out), _BAG_SUM.par)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _bag_scatter(inv, vals, og, f, out):
+    """out = zeros, then out[inv[t]] += og[t // f] * vals[t] for t in order."""
+    out[:] = 0
+    for t in range(inv.shape[0]):
+        dst = out[inv[t]]
+        src = og[t // f]
+        v = vals[t]
+        for j in range(out.shape[1]):
+            dst[j] += src[j] * v
+
+
+@njit(cache=True, parallel=True)
+def _bag_scatter_par(inv, vals, og, f, out, nb):
+    """_bag_scatter with the output rows split into ``nb`` ranges (as _segment_rows_par)."""
+    m = out.shape[0]
+    k = out.shape[1]
+    for b in prange(nb):
+        lo = m * b // nb
+        hi = m * (b + 1) // nb
+        for u in range(lo, hi):
+            for j in range(k):
+                out[u, j] = 0
+        for t in range(inv.shape[0]):
+            u = inv[t]
+            if u >= lo and u < hi:
+                src = og[t // f]
+                v = vals[t]
+                for j in range(k):
+                    out[u, j] += src[j] * v
+
+
+def embedding_bag_grad_rsp(idx, vals, ograd, num_rows) -> RSP:
+    """Weight gradient of :func:`embedding_bag_sum` for head gradient ``ograd`` (B, D):
+    row ``clip(idx[b, f])`` gathers ``ograd[b] * vals[b, f]``, summed in the order of
+    (b, f) as the separate ops' gradients sum them (canonical row_sparse output)."""
+    flat = clip_ids(idx, num_rows).reshape(-1)
+    og = np.ascontiguousarray(ograd)
+    shape = (int(num_rows), og.shape[1])
+    if len(flat) == 0:
+        return _empty(shape, og.dtype)
+    v = np.ascontiguousarray(vals, dtype=og.dtype).reshape(-1)
+    f = np.asarray(idx).shape[1]
+    uniq, inv = unique_positions(flat, int(num_rows))
+    out = np.empty((len(uniq), og.shape[1]), og.dtype)
+    nb = numba.get_num_threads()
+    _twins.run_gated("embedding_bag_grad", len(flat) * og.shape[1],
+                     lambda: _bag_scatter(inv, v, og, f, out),
+                     lambda: _bag_scatter_par(inv, v, og, f, out, nb), _bag_scatter_par)
+    return RSP(out, uniq, shape)

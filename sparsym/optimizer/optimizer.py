@@ -484,6 +484,10 @@ class SGD(MultiTensor, Optimizer):
                     if sgd_step(wr.data, gr, None if sr is None else sr.data, True, lr, mu,
                                 wd, rs, cg):
                         continue
+                # a dense weight with a row_sparse gradient (Gluon's sparse_grad Embedding)
+                elif (wr.__class__ is np.ndarray and (sr is None or sr.__class__ is np.ndarray)
+                      and sgd_step(wr, gr, sr, True, lr, mu, wd, rs, cg)):
+                    continue
             elif sgd_step(wr, gr, sr, False, lr, mu, wd, rs, cg):
                 continue
             self._step(w, g, s, lr, wd)

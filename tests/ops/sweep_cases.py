@@ -213,6 +213,19 @@ def _bwd_embedding_cases(op, nin):
                  values={1: ids}) for g in grads]
 
 
+def _bag_cases(op, nin):
+    ids = np.array([[1, 3, 0, 5, 2, 4], [4, 4, 1, 0, 3, 2], [0, 5, 5, 1, 2, 3],
+                    [2, 1, 0, 3, 5, 4]], np.float32)
+    return [Case({"input_dim": 6, "output_dim": 5}, ((4, 6), (6, 5), (4, 6)), values={0: ids})]
+
+
+def _bwd_bag_cases(op, nin):
+    ids = np.array([[1, 3, 0, 5, 2, 4], [4, 4, 1, 0, 3, 2], [0, 5, 5, 1, 2, 3],
+                    [2, 1, 0, 3, 5, 4]], np.float32)
+    return [Case({"input_dim": 6, "output_dim": 5, "sparse_grad": g}, ((4, 5), (4, 6), (4, 6)),
+                 values={1: ids}) for g in (True, False)]
+
+
 def _fc_cases(op, nin):
     shapes = {2: (S2, (3, 6)), 3: (S2, (3, 6), (3,))}[nin]
     return [Case({"num_hidden": 3, "no_bias": nin == 2}, shapes)]
@@ -283,6 +296,7 @@ OVERRIDES = {
     "_contrib_SparseEmbedding": _embedding_cases, "FullyConnected": _fc_cases,
     "_backward_Embedding": _bwd_embedding_cases,
     "_backward_SparseEmbedding": _bwd_embedding_cases,
+    "_embedding_bag_sum": _bag_cases, "_backward_embedding_bag_sum": _bwd_bag_cases,
     "_backward_FullyConnected": _bwd_fc_cases, "_backward_SoftmaxOutput": _bwd_softmax_cases,
     "stack": _stack_cases, "_contrib_SparseBlockConvolution": _sbconv_cases,
     "_contrib_SparseBottleneck": _bottleneck_cases,

@@ -230,13 +230,9 @@ def emb_type(attrs, ins, outs):
     return ins, outs
 
 
-def _ids(a, idx):
-    # MXNet's Embedding: ids are cast to int and clipped into [0, input_dim)
-    return krsp.clip_ids(idx, a.input_dim)
-
-
 def _emb_fwd(a, xs):
-    return (np.take(xs[1], _ids(a, xs[0]), axis=0),)
+    # MXNet's Embedding: ids are cast to int and clipped into [0, input_dim)
+    return (krsp.take_rows(xs[1], xs[0]),)
 
 
 def _emb_fwd_rsp(a, xs):
@@ -322,3 +318,59 @@ for _name, _params, _bname, _aliases, _always_rsp in (
                  Dispatch((DNS, DNS), (DNS,), _emb_bwd_dense))
     register(OpDef(_bname, params=_params, inputs=("ograd", "data"), dispatch=_rows,
                    infer_shape=_emb_bwd_shape, infer_type=_emb_bwd_type))
+
+
+# ----------------------------------------------------------------------------- embedding bag
+# Embedding -> broadcast_mul by per-id values -> sum over the ids of a row, as one op: the
+# executor's planner puts it in place of the three (passes/fuse.py, fuse_embedding_bags) when
+# nothing else reads their intermediate results and the values need no gradient; the
+# results and the weight gradient are those of the three ops bit for bit.
+def _bag_shape(attrs, ins, outs):
+    rules.set_shape(ins, 1, (attrs.input_dim, attrs.output_dim))
+    if ins[0] is not None:
+        rules.set_shape(ins, 2, ins[0])
+    elif ins[2] is not None:
+        rules.set_shape(ins, 0, ins[2])
+    if ins[0] is not None:
+        rules.set_shape(outs, 0, (ins[0][0], attrs.output_dim), "output")
+    return ins, outs
+
+
+def _bag_type(attrs, ins, outs):
+    head, outs = emb_type(attrs, list(ins[:2]), outs)
+    ins[0], ins[1] = head
+    rules.set_type(ins, 2, ins[1])
+    return ins, outs
+
+
+def _bag_fwd(a, xs):
+    return (krsp.embedding_bag_sum(xs[1], xs[0], xs[2]),)
+
+
+def _bag_bwd_rsp(a, xs):
+    return (krsp.embedding_bag_grad_rsp(xs[1], xs[2], xs[0], a.input_dim),)
+
+
+def _bag_bwd_dense(a, xs):
+    r = krsp.embedding_bag_grad_rsp(xs[1], xs[2], xs[0], a.input_dim)
+    out = np.zeros((a.input_dim, a.output_dim), dtype=xs[0].dtype)
+    out[r.indices] = r.data
+    return (out,)
+
+
+def _bag_grad(node, og):
+    return [None, bw("_backward_embedding_bag_sum", [og[0], node.inputs[0], node.inputs[2]],
+                     node, "backward", **kept(node)), None]
+
+
+register(OpDef(
+    "_embedding_bag_sum", params=_EMB, inputs=("data", "weight", "values"),
+    dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _bag_fwd),),
+    infer_shape=_bag_shape, infer_type=_bag_type, gradient=_bag_grad,
+    doc="sum(Embedding(data, weight) * expand_dims(values, 2), axis=1) for 2-D data and "
+        "values of one shape (placed by the planner; values get no gradient)."))
+register(OpDef("_backward_embedding_bag_sum", params=_EMB, inputs=("ograd", "data", "values"),
+               dispatch=(Dispatch((DNS, DNS, DNS), (RSP,), _bag_bwd_rsp,
+                                  when=lambda a, s: a.sparse_grad),
+                         Dispatch((DNS, DNS, DNS), (DNS,), _bag_bwd_dense)),
+               infer_shape=_emb_bwd_shape, infer_type=_emb_bwd_type))
