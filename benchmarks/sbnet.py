@@ -14,10 +14,12 @@ from other processes hits both):
 - ``dense_ms``: sparsym's dense path in the same layout (the registered Convolution op;
   for ``res`` the block built from the registered BatchNorm/Activation/Convolution ops and
   run by an executor); ``dense_best_ms``: the faster of the NCHW/NHWC dense convs (conv).
-- ``sparse_ms``: gather + conv + scatter with the active tiles given (SBNet's tables
-  exclude reduce_mask too), autotuned block, dispatch off; ``speedup = dense / sparse``.
-- ``mask_ms``: mask -> active tiles (the fused op's reduce_mask step), reported apart;
-  ``reduce_mask_ms``: the standalone ``contrib.reduce_mask`` op for the same blocks.
+- ``sparse_ms``: gather + conv + scatter with the active tiles (or, at stride 1, strips
+  of active outputs) given (SBNet's tables exclude reduce_mask too), autotuned tile or
+  band height, dispatch off; ``speedup = dense / sparse``.
+- ``mask_ms``: mask -> active tiles or strips (the fused op's reduce_mask step), reported
+  apart; ``reduce_mask_ms``: the standalone ``contrib.reduce_mask`` op for the same blocks
+  (the fixed 16x16 tile's when the op runs on strips).
 - ``e2e_ms``: the fused op end to end (mask included), dispatch off;
   ``dispatch_ms``: the same with density-aware dispatch on; ``dispatch_vs_dense``: the
   median over 2*reps back-to-back (dense, dispatch) pairs of their time ratio (the
@@ -25,7 +27,8 @@ from other processes hits both):
 - ``fixed_ms``: the sparse path with a fixed 16x16 output tile (the fixed-block curve).
 - ``inplace_ms`` (res): the residual added into x itself (SBNet's ``use_var``; what the
   op does inside a graph when nothing reads x afterwards), so no copy of x.
-- ``bsize``: best SBNet input block size; ``block_sparsity``: 1 - active/total blocks.
+- ``bsize``: best SBNet input block size; ``block_sparsity``: 1 - active/total blocks
+  (both the fixed tile's on strips); ``tile``: the op's tile, ["strips", R] on strips.
 
 With ``--mxnet-python`` (default ~/mxref/bin/python when present) MXNet 1.9.1's dense
 Convolution (NCHW, MKL-DNN) is timed on the conv sizes in a subprocess; MXNet has no
@@ -99,7 +102,7 @@ def bench_conv(h, w, k, density, layout, reps, mask_kind, rng):
     import sparsym as mx
     from sparsym.contrib import sbnet
     from sparsym.kernels.sbnet import conv as sconv
-    from sparsym.kernels.sbnet import fused, tuning
+    from sparsym.kernels.sbnet import fused, strips, tuning
     from sparsym.kernels.sbnet.geometry import conv_geometry, output_mask, tiles_of
     nhwc = layout == "NHWC"
     x = rng.standard_normal((1, h, w, k) if nhwc else (1, k, h, w)).astype(np.float32)
@@ -133,19 +136,30 @@ def bench_conv(h, w, k, density, layout, reps, mask_kind, rng):
     xc, wc, _, g2, mo2 = fused.conv_setup(attrs, x, mask, wt, None)
     tile, idx, _ = fused.conv_plan(attrs, xc, wc, None, g2, mo2)
     tile = tile or tuning.DEFAULT_TILE
-    idx, total = tiles_of(mo, tile)
     fixed = (16, 16)
-    idx16, _ = tiles_of(mo, fixed)
-    bp = _bp_of(geom, tile)
+    idx16, total16 = tiles_of(mo, fixed)
+    if strips.is_strip(tile):   # strips of active outputs (stride 1): plan = mask step
+        sp = strips.plan(mo, geom, tile[1])
+        idx, total = idx16, total16   # block figures below: the fixed tile's
+        bp = _bp_of(geom, fixed)
 
-    def sparse():
-        sconv.sparse_forward(xc, wc, None, mo, geom, tile, layout, idx=idx)
+        def sparse():
+            strips.forward(xc, wc, None, geom, layout, sp)
+
+        def maskstep():
+            strips.plan(output_mask(mask, geom, 0.0), geom, tile[1])
+    else:
+        idx, total = tiles_of(mo, tile)
+        bp = _bp_of(geom, tile)
+
+        def sparse():
+            sconv.sparse_forward(xc, wc, None, mo, geom, tile, layout, idx=idx)
+
+        def maskstep():
+            tiles_of(output_mask(mask, geom, 0.0), tile)
 
     def sparse_fixed():
         sconv.sparse_forward(xc, wc, None, mo, geom, fixed, layout, idx=idx16)
-
-    def maskstep():
-        tiles_of(output_mask(mask, geom, 0.0), tile)
 
     def reduce_mask():
         mx.nd.contrib.reduce_mask(mn, bsize=bp.bsize, bstride=bp.bstrides, boffset=bp.boffset,

@@ -399,15 +399,31 @@ def _gather_out(dy, cf, segs, img, col, s0, s1, nb, r, g, mask):
 
 
 # --------------------------------------------------------------------------- drivers
-def _ranges(m, weights=None):
-    """About two ranges a worker over 0..m-1 (equal shares of ``weights`` when given)."""
+# below this many values copied or written a loop runs whole on the calling thread: a
+# hand-off to the workers costs tens of microseconds (milliseconds on a busy machine)
+PAR_ELEMS = 1 << 17
+
+
+def _ranges(m, elems, weights=None):
+    """Ranges over 0..m-1: one, or about two a worker when ``elems`` (values the loops
+    touch) is large enough (equal shares of ``weights`` when given)."""
     parts = 2 * _parallel.workers()
-    if weights is None or m == 0:
+    if elems < PAR_ELEMS or parts < 4 or m < 2:
+        return [(0, m)] if m else []
+    if weights is None:
         return _parallel.split(m, parts)
     cum = np.cumsum(weights)
     edges = np.searchsorted(cum, cum[-1] * np.arange(1, parts) / parts, side="right")
     b = np.unique(np.r_[0, edges, m].clip(0, m))
     return [(int(b[i]), int(b[i + 1])) for i in range(len(b) - 1) if b[i + 1] > b[i]]
+
+
+def _run(tasks):
+    """Run the tasks: on the workers when there are several."""
+    if len(tasks) == 1:
+        tasks[0]()
+    else:
+        _parallel.run(tasks)
 
 
 def _images(src, cf, side: Side, kh, kw, ph, pw, smask):
@@ -417,9 +433,9 @@ def _images(src, cf, side: Side, kh, kw, ph, pw, smask):
     seg = side.segs
     wts = seg[:, 2] - seg[:, 1] + kw - 1
     tasks = [partial(_gather, src, cf, seg, side.img, side.col, a, b, side.nb, side.r, strip,
-                     kw, ph, pw, smask) for a, b in _ranges(seg.shape[0], wts)]
-    tasks.append(partial(_zero_tails, strip, side.used))
-    _parallel.run(tasks)
+                     kw, ph, pw, smask) for a, b in _ranges(seg.shape[0], strip.size, wts)]
+    _zero_tails(strip, side.used)  # a few columns an image
+    _run(tasks)
     return strip
 
 
@@ -454,10 +470,9 @@ def _conv_into(src, cf, side: Side, wc, y, bias, pad, mask, smask):
         return None
     strip = _images(src, cf, side, kh, kw, pad[0], pad[1], smask)
     out = _conv_forward(strip, wc)
-    _parallel.run([partial(_write, out, side.segs, side.img, side.col, side.band_seg, a, b,
-                           side.nb, side.r, y, bias, mask, cf)
-                   for a, b in _parallel.split(side.band_seg.shape[0] - 1,
-                                               2 * _parallel.workers())])
+    _run([partial(_write, out, side.segs, side.img, side.col, side.band_seg, a, b, side.nb,
+                  side.r, y, bias, mask, cf)
+          for a, b in _ranges(side.band_seg.shape[0] - 1, y.size)])
     return strip
 
 
@@ -497,8 +512,8 @@ def backward(x, w, dy, mo, geom: ConvGeom, layout, sp: StripPlan, need_bias, str
         strips = _images(x, not cl, side, kh, kw, geom.pad[0], geom.pad[1], _NOMASK)
     g = np.zeros((side.n_images, side.r, side.wimg - kw + 1, f), dt)
     seg = side.segs
-    _parallel.run([partial(_gather_out, dy, not cl, seg, side.img, side.col, a, b, side.nb,
-                           side.r, g, mo) for a, b in _ranges(seg.shape[0])])
+    _run([partial(_gather_out, dy, not cl, seg, side.img, side.col, a, b, side.nb, side.r, g,
+                  mo) for a, b in _ranges(seg.shape[0], g.size)])
     dwc = _conv_dw(strips, wc, g)
     db = g.sum(axis=(0, 1, 2)) if need_bias else None
     # dx: the correlation of the masked dy with the flipped kernel, written whole
