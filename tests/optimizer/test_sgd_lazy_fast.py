@@ -55,3 +55,39 @@ def test_updater_list_form_equals_one_call_per_parameter():
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
     assert results[0][2] == results[1][2] == 3
+
+
+def test_dense_weight_with_a_row_sparse_gradient_takes_the_kernel_and_matches_the_general_path(
+        monkeypatch):
+    """Gluon's sparse_grad Embedding: a dense weight (and dense momentum) with a row_sparse
+    gradient goes straight to the lazy kernel, with the general path's result."""
+    from sparsym.optimizer import optimizer as optmod
+    rng = np.random.default_rng(2)
+    w0 = rng.standard_normal((7, 4)).astype(np.float32)
+    grads = [(rng.standard_normal((2, 4)).astype(np.float32), [1, 5]),
+             (rng.standard_normal((3, 4)).astype(np.float32), [0, 5, 6])]
+    out = {}
+    for fast in (True, False):
+        for mu in (0.0, 0.9):
+            calls = []
+            if not fast:  # the general path only
+                monkeypatch.setattr(optmod, "sgd_step", lambda *a, **k: False)
+            orig = optmod.SGD._step
+            monkeypatch.setattr(optmod.SGD, "_step",
+                                lambda self, *a, calls=calls, orig=orig:
+                                (calls.append(1), orig(self, *a))[1])
+            opt = mx.optimizer.SGD(learning_rate=0.1, momentum=mu, wd=0.05, rescale_grad=0.5,
+                                   clip_gradient=0.4)
+            upd = mx.optimizer.get_updater(opt)
+            w = mx.nd.array(w0)
+            for g, rows in grads:
+                upd(0, mx.nd.sparse.row_sparse_array((g, rows), shape=(7, 4)), w)
+            assert bool(calls) != fast  # the fast form never falls back to _step
+            out[fast, mu] = (w.asnumpy(), None if mu == 0 else upd.states[0].asnumpy())
+            monkeypatch.undo()
+    for mu in (0.0, 0.9):
+        np.testing.assert_array_equal(out[True, mu][0], out[False, mu][0])
+        if mu:
+            np.testing.assert_array_equal(out[True, mu][1], out[False, mu][1])
+        # rows without a gradient keep their values (lazy: no weight decay there either)
+        np.testing.assert_array_equal(out[True, mu][0][[2, 3, 4]], w0[[2, 3, 4]])
