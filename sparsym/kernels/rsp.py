@@ -16,7 +16,7 @@ from numba import njit, prange
 from ..base import ShapeError, normalize_axis
 from ..storage import IDX, RSP
 from . import _twins
-from ._arrays import common, find_sorted, unique_positions
+from ._arrays import common, find_sorted, prefetch, unique_positions
 from ._f16 import f16_safe
 from ._twins import twin
 
@@ -506,8 +506,13 @@ def norm_rsp(r: RSP) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- embedding bag
 def _bag_sum(w, ids, vals, out):
-    # out[b] = w[ids[b, 0]] * vals[b, 0] + w[ids[b, 1]] * vals[b, 1] + ..., added in order
-    for b in prange(ids.shape[0]):
+    # out[b] = w[ids[b, 0]] * vals[b, 0] + w[ids[b, 1]] * vals[b, 1] + ..., added in order;
+    # the rows of bag b + _AHEAD are prefetched (random rows wait on memory)
+    nb = ids.shape[0]
+    for b in prange(nb):
+        if b + _AHEAD < nb:
+            for f in range(ids.shape[1]):
+                prefetch(w, ids[b + _AHEAD, f] * w.shape[1])
         r = ids[b, 0]
         v = vals[b, 0]
         for j in range(w.shape[1]):
@@ -519,6 +524,7 @@ def _bag_sum(w, ids, vals, out):
                 out[b, j] += w[r, j] * v
 
 
+_AHEAD = 2  # bags: 1-4 measured alike
 _BAG_SUM = _twins.Twin(_bag_sum, nogil=True)
 
 
