@@ -26,7 +26,7 @@ from numba import njit, prange
 from ..base import ShapeError
 from ..storage import RSP, todense
 from . import _twins
-from ._arrays import rows2
+from ._arrays import prefetch, rows2
 from ._twins import twins
 
 __all__ = [
@@ -166,12 +166,18 @@ def _lazy(kern, where, w, g, states, *scalars):
 
 
 # ----------------------------------------------------------------------------- kernels
+# SGD's lazy rows are prefetched this many rows ahead: the update of a batch's 9k rows of a
+# 1M x 16 embedding took 0.67-0.71x the time (one core; 2-8 ahead measured alike).
+_AHEAD = 4
+
 # Each kernel: (w, g, *states, rows, lazy, *scalars). Row k of g updates row r of w, where
 # r = rows[k] (lazy) or k (dense).
 
 def _sgd_k(w, g, rows, lazy, lr, wd, rs, cg):
     n = rows.shape[0] if lazy else w.shape[0]
     for k in prange(n):
+        if lazy and k + _AHEAD < n:  # a lazy update's rows are scattered: fetch ahead
+            prefetch(w, rows[k + _AHEAD] * w.shape[1])
         r = rows[k] if lazy else np.int64(k)
         for j in range(w.shape[1]):
             x = _clip(rs * g[k, j], cg)
@@ -181,6 +187,9 @@ def _sgd_k(w, g, rows, lazy, lr, wd, rs, cg):
 def _sgd_mom_k(w, g, m, rows, lazy, lr, mu, wd, rs, cg):
     n = rows.shape[0] if lazy else w.shape[0]
     for k in prange(n):
+        if lazy and k + _AHEAD < n:
+            prefetch(w, rows[k + _AHEAD] * w.shape[1])
+            prefetch(m, rows[k + _AHEAD] * w.shape[1])
         r = rows[k] if lazy else np.int64(k)
         for j in range(w.shape[1]):
             x = _clip(rs * g[k, j], cg)
