@@ -122,3 +122,56 @@ def test_batch_gemm_weight_gradient(monkeypatch, xs, ws, s, p, d, bias, blocked)
             assert r1 is None
         else:
             _close(dnn.to_plain(r1), r0)
+
+
+@pytest.mark.parametrize("xs,ws,s", [((4, 64, 8, 8), (128, 64, 1, 1), (2, 2)),
+                                     ((4, 32, 4, 4), (48, 32, 1, 1), (1, 1))])
+def test_pointwise_convolutions_leave_avx2_brgemm_for_jit_1x1(xs, ws, s):
+    # where oneDNN's first pick for a 1x1 convolution is a brgemm kernel on AVX2, the
+    # primitives run its jit_1x1 one (results unchanged)
+    x = np.random.default_rng(5).standard_normal(xs).astype(np.float32)
+    w = np.random.default_rng(6).standard_normal(ws).astype(np.float32)
+    geom, yshape = oc.conv_geom(x, w, s, (0, 0), (1, 1), 1, None, False, np.float32)
+    for prim in (geom.fwd(dnn.E.forward_inference), geom.bwd_data(), geom.bwd_weights()):
+        name = prim.impl()
+        assert not (name.startswith("brg") and name.endswith(":avx2")), name
+    y = oc.conv_forward(x, w, None, s, (0, 0), (1, 1), 1)
+    _close(y, kc.conv_forward(x, w, None, s, (0, 0), (1, 1), 1))
+    dy = np.random.default_rng(7).standard_normal(yshape).astype(np.float32)
+    for r0, r1 in zip(kc.conv_backward(x, w, dy, s, (0, 0), (1, 1), 1, False),
+                      oc.conv_backward(x, w, dy, s, (0, 0), (1, 1), 1, False)):
+        if r0 is not None:
+            _close(r1, r0)
+
+
+def test_prefer_impl_falls_back_to_the_first_pick():
+    x = np.ones((2, 16, 6, 6), np.float32)
+    w = np.ones((16, 16, 3, 3), np.float32)
+    geom, _ = oc.conv_geom(x, w, (1, 1), (1, 1), (1, 1), 1, None, False, np.float32)
+    first = geom.fwd(dnn.E.forward_inference).impl()
+    xm, wm, _, ym = geom._mds()
+
+    def create():
+        return dnn.create_pd("dnnl_convolution_forward_primitive_desc_create",
+                             dnn.E.forward_inference, dnn.E.convolution_direct, xm.ptr, wm.ptr,
+                             None, ym.ptr, *geom._geo())
+    from sparsym.kernels.onednn import core
+    pd = core.prefer_impl(create, lambda n: n == "no such kernel")
+    assert core.impl_name(pd) == first
+    dnn.load().dnnl_primitive_desc_destroy(pd)
+    pd = core.prefer_impl(create, lambda n: n.startswith("ref"))
+    assert core.impl_name(pd).startswith("ref")
+    dnn.load().dnnl_primitive_desc_destroy(pd)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_weight_gradient_skipped_when_not_needed(bias):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 16, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((8, 16, 3, 3)).astype(np.float32)
+    dy = rng.standard_normal((2, 8, 6, 6)).astype(np.float32)
+    full = oc.conv_backward(x, w, dy, (1, 1), (1, 1), (1, 1), 1, bias)
+    dx, dw, db = oc.conv_backward(x, w, dy, (1, 1), (1, 1), (1, 1), 1, bias,
+                                  need_weights=False)
+    assert dw is None and db is None
+    _close(dx, full[0])

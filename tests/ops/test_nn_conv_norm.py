@@ -249,3 +249,35 @@ def test_pooling_bad_params():
         mx.sym.Pooling(mx.sym.var("x"), kernel=(2, 2), pool_type="median")
     with pytest.raises(ShapeError):
         mx.sym.Pooling(mx.sym.var("x"), kernel=(4, 4)).infer_shape(x=(1, 1, 2, 2))
+
+
+@pytest.mark.parametrize("onednn", [True, False])
+@pytest.mark.parametrize("no_bias", [True, False])
+def test_conv_backward_computes_only_the_gradients_read(onednn, no_bias):
+    from sparsym.kernels import onednn as dnn
+    if onednn and not dnn.available():
+        pytest.skip("oneDNN wheel not installed")
+    c = mx.sym.Convolution(mx.sym.var("x"), kernel=(1, 1), stride=(2, 2), num_filter=8,
+                           no_bias=no_bias, name="c")
+    names = ("x", "c_weight") + (() if no_bias else ("c_bias",))
+    req = {n: "null" for n in names}
+    req["x"] = "write"
+    rng = np.random.default_rng(0)
+    vals = {"x": rng.standard_normal((2, 16, 6, 6)), "c_weight": rng.standard_normal(
+        (8, 16, 1, 1)), "c_bias": rng.standard_normal(8)}
+    g = rng.standard_normal((2, 8, 3, 3))
+    with dnn.use(onednn):
+        exe = c.simple_bind(mx.cpu(), x=(2, 16, 6, 6), grad_req=req)
+        step, = [s for s in exe._plan.backward_steps if s.op_name == "_backward_Convolution"]
+        assert step.attrs["__unused__"] == tuple(range(1, len(names)))
+        for n in names:
+            exe.arg_dict[n][:] = vals[n]
+        exe.forward(is_train=True)
+        exe.backward(mx.nd.array(g))
+        w = vals["c_weight"][:, :, 0, 0]
+        want = np.zeros((2, 16, 6, 6))
+        want[:, :, ::2, ::2] = np.einsum("nfhw,fc->nchw", g, w)
+        np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), want, rtol=1e-4, atol=1e-4)
+        outs = step.kernel(step.attrs, [np.asarray(a, np.float32) for a in
+                                        (g, vals["x"], vals["c_weight"])])
+        assert outs[0] is not None and all(o is None for o in outs[1:])

@@ -17,7 +17,8 @@ from ._lib import E, check
 
 __all__ = ["MemoryDesc", "md_plain", "md_tag", "Attr", "Primitive", "primitive",
            "Tensor", "one_layout", "reorder_md", "to_plain", "from_plain", "threads_for", "dims",
-           "DTYPES", "cache_info", "cache_clear", "SMALL_WORK", "reordered"]
+           "DTYPES", "cache_info", "cache_clear", "SMALL_WORK", "reordered", "impl_name",
+           "prefer_impl"]
 
 _MAXD = _lib._enums.DEFINES["DNNL_MAX_NDIMS"]
 DimsT = ctypes.c_int64 * _MAXD
@@ -275,10 +276,7 @@ class Primitive:
 
     def impl(self):
         """oneDNN's implementation name (e.g. ``jit:avx512_core``)."""
-        out = ctypes.c_char_p()
-        check(_lib.lib().dnnl_primitive_desc_query(self.pd, E.query_impl_info_str, 0,
-                                                    ctypes.byref(out)), "query impl")
-        return out.value.decode()
+        return impl_name(self.pd)
 
     def _mem(self, arg):
         mem = self._mems.get(arg)
@@ -387,6 +385,26 @@ def create_pd(fn_name, *args, attr=None):
 
 
 _NO_ATTR = Attr()
+
+
+def impl_name(pd):
+    """oneDNN's implementation name of primitive descriptor ``pd`` (e.g. ``jit:avx2``)."""
+    out = ctypes.c_char_p()
+    check(_lib.lib().dnnl_primitive_desc_query(pd, E.query_impl_info_str, 0,
+                                                ctypes.byref(out)), "query impl")
+    return out.value.decode()
+
+
+def prefer_impl(create, want):
+    """The pd of ``create()`` moved on to the first of oneDNN's implementations whose name
+    ``want(name)`` accepts, else the pd as ``create()`` gives it (oneDNN's first pick)."""
+    lib = _lib.lib()
+    pd = create()
+    while not want(impl_name(pd)):
+        if lib.dnnl_primitive_desc_next_impl(pd) != E.success:  # list exhausted: pd kept
+            lib.dnnl_primitive_desc_destroy(pd)
+            return create()
+    return pd
 
 
 class Tensor:

@@ -172,10 +172,13 @@ def _conv_bwd(a, xs):
     g, x, w = xs[0], xs[1], xs[2]
     s, p, d = _geom(a)
     args = (x, w, g, s, p, d, a.num_group, not a.no_bias, a.layout)
-    # a data gradient nothing reads (a first layer's; the plan's ``__unused__``) is skipped
-    need_data = 0 not in a.get("__unused__", ())
+    # a gradient nothing reads (the plan's ``__unused__``) is skipped: the data's of a first
+    # layer, the parameters' of a frozen one (weight and bias come from one primitive)
+    unused = a.get("__unused__", ())
+    need_data = 0 not in unused
+    need_weights = 1 not in unused or (not a.no_bias and 2 not in unused)
     res = dnn.attempt(dconv.conv_backward, *args, plain=not _keep_blocked(a),
-                      need_data=need_data)
+                      need_data=need_data, need_weights=need_weights)
     if res is NotImplemented:
         args = tuple(dnn.to_plain(v) for v in args)
         res = (kconv3d.conv3d_backward if len(a.kernel) == 3 else kconv.conv_backward)(*args)
@@ -184,6 +187,8 @@ def _conv_bwd(a, xs):
         dx = None
     elif not isinstance(dx, dnn.Tensor):
         dx = dx.astype(w.dtype, copy=False)
+    if not need_weights:
+        return (dx, None) + (() if a.no_bias else (None,))
     out = (dx, dw.astype(w.dtype, copy=False))
     return out + (() if a.no_bias else (db.astype(w.dtype, copy=False),))
 
