@@ -11,10 +11,10 @@ Cases (``--cases``, comma-separated; all by default):
 
 - ``io``: ``LibSVMIter`` full passes over an Avazu-shaped file (benchmarks/gen_avazu.py;
   200k rows, 1M features, 15 non-zeros a row), batch 2048 and 8192, MB/s of the first pass
-  in a fresh process (``first``: sparsym's includes Numba's one-time set-up that the first
-  kernel call of a process pays, cache warm or not: 0.37-0.40 s of CPU, of which 0.22-0.27 s
-  builds Numba's target context and 0.15-0.18 s imports scipy.linalg for it, against
-  0.06 s of parsing), of the best of the following ones
+  in a fresh process (``first``: sparsym parses it with NumPy, as Numba's one-time set-up,
+  which the first kernel call of a process pays, cache warm or not, costs 0.37-0.40 s of
+  CPU against 0.06 s of Numba parsing and 0.2 s of NumPy parsing; Numba is then set up in
+  the background while the second pass runs), of the best of the following ones
   (``steady``) and of the import and first pass together (``with_import``). MXNet
   1.9.1's wheel cannot build a CSR batch of 8192 x 1M (its dense size overflows int32), so
   the 8192 row compares with MXNet at batch 2147, its largest.

@@ -248,3 +248,109 @@ def test_parse_through_fallback_equals_full_grammar_result():
     np.testing.assert_array_equal(y, [1, 0, 1])
     np.testing.assert_array_equal(x.indices, [0, 3, 2, 4])
     np.testing.assert_array_equal(x.indptr, [0, 2, 3, 4])
+
+
+# ----------------------------------------------------------------------------- NumPy path
+SHORT = ["0", "1", "-1", "+2", "0.5", ".25", "5.", "-0", "007", "-0.125", "1234567",
+         "9999999", "+.5", "-.75", "0.0", "3.14159", "65535", "-9.5e", "1.2.3"]
+
+
+def _plain_corpus(rng, nrows, nf, numbers, seps=(" ", "  ")):
+    lines = []
+    for _ in range(nrows):
+        k = rng.randint(0, 6)
+        idx = np.sort(rng.choice(nf, k, replace=False)) if rng.rand() < 0.8 else \
+            rng.randint(0, nf, k)
+        toks = [numbers[rng.randint(len(numbers))]]
+        toks += [f"{i}:{numbers[rng.randint(len(numbers))]}" for i in idx]
+        lines.append(seps[rng.randint(len(seps))].join(toks) + ["", " "][rng.randint(2)])
+        if rng.rand() < 0.05:
+            lines.append("")
+    return lines
+
+
+@pytest.mark.parametrize("vdtype", [np.float32, np.float64])
+def test_numpy_path_matches_plain_kernel_bit_for_bit(vdtype):
+    """The NumPy parser (a fresh process's first pass) gives _parse_plain's exact bits, or
+    declines (malformed tokens in the corpus make some texts decline: then both agree
+    that the plain grammar does not cover them)."""
+    from sparsym.kernels import _libsvm_np as P
+    rng = np.random.RandomState(1)
+    for trial in range(30):
+        # well-formed numbers; one-digit ones alone take the CTR-data shortcut
+        numbers = SHORT[:-2] if trial % 3 else [str(d) for d in range(10)]
+        lines = _plain_corpus(rng, 60, 10**6 if trial % 2 else 40, numbers)
+        for text in ("\n".join(lines) + "\n", "\n".join(lines), "\n" + "\n".join(lines)):
+            nf = 10**7
+            plain, _ = _both_kernels(text.encode(), nf)
+            got = P.parse_plain_np(np.frombuffer(text.encode(), np.uint8), nf, vdtype)
+            assert plain is not None and got is not None, text
+            labels, data, indices, indptr, lines_, unsorted = got
+            np.testing.assert_array_equal(labels, plain[0])
+            assert labels.dtype == np.float32 and data.dtype == vdtype
+            np.testing.assert_array_equal(data, plain[1].astype(vdtype))
+            np.testing.assert_array_equal(indices, plain[2])
+            np.testing.assert_array_equal(indptr, plain[3])
+            assert lines_ == plain[4] and unsorted == bool(plain[5])
+
+
+@pytest.mark.parametrize("text", [
+    b"1 0:1 # a comment\n", b"1 qid:3 0:1\n", b"1,2 0:1\n", b"1:0.5 0:1\n", b"1 0:inf\n",
+    b"nan 0:1\n", b"1 0:1 7\n", b"1 99:1\n", b"1 -1:1\n", b"1 0:1x\n", b"1 0:1e\n",
+    b"1 0:.\n", b"1 0:1.2.3\n", b"1 0:1\x0b\n", b"x 0:1\n", b"1 a:1\n", b"1 0:\n",
+    b"1 0:-\n", b"1 1234567890123456789:1\n", b"1 0:1e3\n", b"1\t0:1\n", b"1 0:1\r\n",
+    b" 1 0:1\n", b"1 0:12345678\n", b"12345678 0:1\n", b"1 12345678:1\n", b"1 0:1:2\n",
+    b"1  :1\n", b"0:1\n", b"1 0:1\x00\n", b"1 0:1\n\t\n", b"1 0:+\n", b"- 0:1\n",
+    b"1 0:1 2\n", b"1 0:1\xff\n"])
+def test_numpy_path_declines_what_it_does_not_parse(text):
+    """Beyond the plain grammar of short tokens, and every malformed line: None, so the
+    Numba kernels parse it or name the error."""
+    from sparsym.kernels import _libsvm_np as P
+    assert P.parse_plain_np(np.frombuffer(text, np.uint8), 50, np.float32) is None
+
+
+def test_numpy_path_through_parse_chunk_sorts_rows_and_raises_like_numba():
+    from sparsym.kernels.libsvm import _as_u8, _parse_chunk
+    text = b"1 5:1 2:2 2:3\n0 1:0.5\n\n-1 9:1 0:2\n"
+    a = _parse_chunk(None, _as_u8(text), 10, "f", 1, np.float32, False, numpy_path=True)
+    b = _parse_chunk(None, _as_u8(text), 10, "f", 1, np.float32, False, numpy_path=False)
+    for u, v in ((a[0], b[0]), (a[1].data, b[1].data), (a[1].indices, b[1].indices),
+                 (a[1].indptr, b[1].indptr)):
+        np.testing.assert_array_equal(u, v)
+    assert a[2] == b[2] == 4
+    np.testing.assert_array_equal(a[1].indices, [2, 2, 5, 1, 0, 9])
+    np.testing.assert_array_equal(a[1].data, [2, 3, 1, 0.5, 2, 1])
+    with pytest.raises(FormatError, match=r"f:2: .*out of range"):
+        _parse_chunk(None, _as_u8(b"1 0:1\n1 10:1\n"), 10, "f", 1, np.float32, False,
+                     numpy_path=True)
+
+
+def test_fresh_process_first_pass_runs_without_numba_then_warms_it(tmp_path):
+    """A fresh process parses its first pass with NumPy (Numba's set-up costs 0.4 s of CPU,
+    more than the parse); once NumPy has parsed _WARM_AFTER bytes the next pass sets Numba
+    up and gives the same batches."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p = tmp_path / "a.libsvm"
+    p.write_text("".join(f"{i % 2} {i % 7}:1 {7 + i % 5}:0.5\n" for i in range(5000)))
+    code = (
+        "import sys, numpy as np, sparsym as mx\n"
+        f"it = mx.io.LibSVMIter(data_libsvm={str(p)!r}, data_shape=(12,), batch_size=64)\n"
+        "def rows(b):\n"
+        "    x = b.data[0]\n"
+        "    return np.concatenate([x.indptr.asnumpy(), x.indices.asnumpy(),\n"
+        "                           x.data.asnumpy(), b.label[0].asnumpy()])\n"
+        "first = [rows(b) for b in it]\n"
+        "print('numba', 'numba.np.arraymath' in sys.modules)\n"
+        "from sparsym.kernels import libsvm as L\n"
+        "assert not L.warm_numba()\n"
+        "L._WARM_AFTER = 1000  # the next pass sets Numba up (16 MB by default)\n"
+        f"it = mx.io.LibSVMIter(data_libsvm={str(p)!r}, data_shape=(12,), batch_size=64)\n"
+        "second = [rows(b) for b in it]\n"
+        "print('same', all((a == b).all() for a, b in zip(first, second)), L.numba_ready())\n")
+    env = dict(os.environ, PYTHONPATH=root)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True).stdout.split("\n")
+    assert "numba False" in out and "same True True" in out

@@ -1,0 +1,209 @@
+"""The plain LibSVM grammar parsed with NumPy alone, for a process whose Numba is not set up.
+
+Numba's first call in a process, cache warm or not, costs 0.4 s of CPU (it builds its
+target context and imports scipy.linalg for it), six times the parse of a 27 MB file.
+A fresh process's first pass over a file therefore parses here when Numba is not set up
+yet; libsvm.py uses the Numba kernels once it is (they are faster).
+
+The numbers are read eight bytes at a time (a token's bytes loaded as one little-endian
+uint64, combined with the SWAR digit tricks of simdjson), so every step is a NumPy
+ufunc over one array per token kind. Only the plain grammar is read:
+``label idx:value ...`` lines separated by single or repeated spaces, labels and values
+of at most 7 characters (sign, digits, one '.'), indices of at most 7 digits, blank
+lines. Anything else -- longer tokens, exponents, tabs, ``\\r``, comments, an index out
+of range, every malformed line -- returns None, and the caller parses with the Numba
+kernels, which know the full grammar and name the error. The values are converted
+exactly as ``libsvm._parse_plain`` does (integer mantissa, one division by a power of
+ten), so both paths give the same bits.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_U = np.uint64
+_M7F = _U(0x7F7F7F7F7F7F7F7F)
+_M80 = _U(0x8080808080808080)
+_LT21 = _U(0x5F5F5F5F5F5F5F5F)  # + this sets a byte's top bit when the byte is >= 0x21
+_ZEROS = _U(0x3030303030303030)  # '0' in every byte
+_HI4 = _U(0xF0F0F0F0F0F0F0F0)
+_SIX = _U(0x0606060606060606)
+_THREES = _U(0x3333333333333333)
+_DOTS = _U(0x2E2E2E2E2E2E2E2E)
+_LO = _U(0x000000FF000000FF)
+_MUL1 = _U(100 + (1000000 << 32))
+_MUL2 = _U(1 + (10000 << 32))
+_POW10 = np.array([10.0 ** i for i in range(9)])
+
+
+def _windows(b: np.ndarray):
+    """(padded copy, w): ``w[p + 8]`` is the uint64 of b[p:p+8], zero bytes outside b."""
+    n = len(b)
+    bp = np.zeros(n + 16, np.uint8)
+    bp[8:n + 8] = b
+    return bp, np.ndarray((n + 9,), dtype="<u8", buffer=bp, strides=(1,))
+
+
+def _terminators(x):
+    """0x80 in each byte of x below 0x21 (space, newline, tab, CR, NUL end a token)."""
+    t = x & _M7F
+    t += _LT21
+    t |= x
+    np.invert(t, out=t)
+    t &= _M80
+    return t
+
+
+def _lowest_bytes(t):
+    """0xFF over the bytes below the lowest 0x80 bit of ``t`` (all but the top bit: t == 0)."""
+    m = np.negative(t)
+    m &= t
+    m -= _U(1)
+    m >>= _U(7)
+    return m
+
+
+def _digits_value(x):
+    """(value, ok) of eight ASCII digits, the most significant in the lowest byte (the SWAR
+    combination of simdjson's parse_eight_digits_unrolled); x is overwritten."""
+    ok = x & _HI4
+    y = x + _SIX
+    y &= _HI4
+    y >>= _U(4)
+    ok |= y
+    ok = ok == _THREES
+    x -= _ZEROS
+    y = x >> _U(8)
+    x *= _U(10)
+    x += y
+    np.right_shift(x, _U(16), out=y)
+    y &= _LO
+    y *= _MUL2
+    x &= _LO
+    x *= _MUL1
+    x += y
+    x >>= _U(32)
+    return x, ok
+
+
+def _numbers(x):
+    """Parse the decimal numbers starting at the lowest byte of each x (a token ends at a
+    byte below 0x21; x is overwritten): (values float64, token lengths, ok)."""
+    t = _terminators(x)
+    m = _lowest_bytes(t)  # the token's bytes (a token of 8 bytes or more: t == 0, not ok)
+    ok = t != 0
+    length = np.bitwise_count(m) >> 3
+    c0 = x & _U(0xFF)
+    neg = c0 == _U(0x2D)
+    sign = neg | (c0 == _U(0x2B))
+    # a sign becomes a leading '0' digit, which leaves the value as it is
+    c0 -= _U(0x30)
+    c0 *= sign
+    x -= c0
+    x &= m
+    x |= _ZEROS & ~m
+    y = x ^ _DOTS
+    dot = y & _M7F
+    dot += _M7F
+    dot |= y
+    dot |= _M7F
+    np.invert(dot, out=dot)
+    has_dot = dot != 0
+    below = _lowest_bytes(dot)  # the bytes before the '.' (all of them without one)
+    # drop the '.': the bytes after it move down one, a '0' comes in at the top
+    np.right_shift(x, _U(8), out=y)
+    y |= _U(0x30 << 56)
+    y &= ~below
+    x &= below
+    x |= y
+    below &= m
+    nint = np.bitwise_count(below) >> 3
+    mant, ok8 = _digits_value(x)
+    ok &= ok8
+    ok &= length > has_dot + sign  # a digit besides the sign and the '.'
+    # the digits sit low, so mant = (the token's digits) * 10**(8 - digits), and
+    # mant / 10**(8 - nint) is, as reals, digits / 10**(fraction digits): IEEE division
+    # rounds that real once, so the bits are _parse_plain's
+    v = mant.astype(np.float64)
+    v /= _POW10[8 - nint]
+    vb = v.view(_U)
+    vb ^= neg.astype(_U) << _U(63)
+    return v, length, ok
+
+
+def _single_digits(bp, start):
+    """(values, ok) when every token starting at ``start`` is one digit (CTR-style data)."""
+    d = bp[start + 8] - np.uint8(48)
+    ok = bool((d < 10).all()) and bool((bp[start + 9] < 0x21).all())
+    return d, ok
+
+
+def parse_plain_np(b: np.ndarray, num_features: int, vdtype):
+    """(labels, data, indices, indptr, lines, unsorted) of the plain lines of ``b``, or None
+    when ``b`` holds anything else (the caller then parses with the Numba kernels)."""
+    n = len(b)
+    if n == 0:
+        return None
+    nl = np.flatnonzero(b == 10)
+    colon = np.flatnonzero(b == 58)
+    spaces = int(np.count_nonzero(b == 32))
+    bp, w = _windows(b)
+    # ---- lines and labels
+    starts = np.concatenate([np.zeros(1, np.int64), nl + 1])
+    ends = np.concatenate([nl, [n]])
+    keep = starts < n
+    starts, ends = starts[keep], ends[keep]
+    first = bp[starts + 8]
+    blank = first == 10
+    if (first < 0x21).sum() != blank.sum():  # a line starting with a space, tab, ...
+        return None
+    rows = ~blank
+    labels, lab_len, ok = _numbers(w[starts[rows] + 8])
+    if not ok.all():
+        return None
+    # ---- indices: the digits before each ':' (back to the space before them)
+    x = w[colon]
+    t = _terminators(x).byteswap()
+    m = _lowest_bytes(t).byteswap()  # the bytes after the last space
+    ok = t != 0
+    ok &= m != 0
+    idx_len = np.bitwise_count(m) >> 3
+    x &= m
+    x |= _ZEROS & ~m
+    idx, ok8 = _digits_value(x)
+    if not (ok & ok8).all():
+        return None
+    if len(idx) and int(idx.max()) >= num_features:
+        return None
+    # ---- values: from each ':' on
+    vals, ok = _single_digits(bp, colon + 1)
+    if ok:
+        val_len = len(colon)
+    else:
+        vals, lens, ok = _numbers(w[colon + 9])
+        if not ok.all():
+            return None
+        val_len = int(lens.sum())
+    # every byte is a space, newline or colon or lies in one of the tokens read (they are
+    # disjoint runs), so nothing unread -- a bare token, a tab, a stray character -- remains
+    if (spaces + len(nl) + len(colon) + int(lab_len.sum()) + int(idx_len.sum()) + val_len
+            != n):
+        return None
+    indptr = np.empty(int(rows.sum()) + 1, np.int64)
+    indptr[0] = 0
+    indptr[1:] = np.searchsorted(colon, ends[rows])
+    if indptr[-1] != len(colon):
+        return None
+    indices = idx.astype(np.int64)
+    new_row = np.zeros(len(indices), bool)
+    new_row[indptr[:-1][indptr[:-1] < len(indices)]] = True
+    unsorted = bool(((indices[1:] <= indices[:-1]) & ~new_row[1:]).any())
+    return (labels.astype(np.float32), vals.astype(vdtype), indices, indptr, len(nl),
+            unsorted)
+
+
+def sort_rows(data, indices, indptr):
+    """Sort each row by column, stably (duplicates keep their order), in place."""
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    order = np.lexsort((indices, rows))
+    indices[:] = indices[order]
+    data[:] = data[order]
