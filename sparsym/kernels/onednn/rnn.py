@@ -130,6 +130,14 @@ def _weights_plain(mode, ws, dims):
     return stack.reshape(1, D, G, H, K).transpose(0, 1, 4, 2, 3)
 
 
+def _laid_out(arr, md):
+    """``arr`` (a strided float32 view) for an argument laid out as ``md``: the array itself
+    when its strides are that layout (the backward's ldgoi weights: MXNet's own order),
+    else a reordered Tensor."""
+    src = core.md_plain(arr.shape, _F, [s // arr.itemsize for s in arr.strides])
+    return arr if src.key == md.key else core.from_plain(arr, md)
+
+
 def _plain_into(t, arr):
     """Reorder oneDNN tensor (or array) ``t`` into the (possibly strided) array ``arr``."""
     if not isinstance(t, core.Tensor):
@@ -148,10 +156,10 @@ def forward(mode, x, Wi, Wh, bi, bh, h0, c0=None, train=False):
     D = len(Wi)
     H = Wh[0].shape[1]
     prim = _fwd_prim(mode, T, N, C, H, D, train)
-    wl = core.from_plain(_weights_plain(mode, Wi, (1, D, C, GATES[mode], H)),
-                         prim.md(E.ARG_WEIGHTS_LAYER))
-    wi = core.from_plain(_weights_plain(mode, Wh, (1, D, H, GATES[mode], H)),
-                         prim.md(E.ARG_WEIGHTS_ITER))
+    wl_plain = _weights_plain(mode, Wi, (1, D, C, GATES[mode], H))
+    wi_plain = _weights_plain(mode, Wh, (1, D, H, GATES[mode], H))
+    wl = core.from_plain(wl_plain, prim.md(E.ARG_WEIGHTS_LAYER))
+    wi = core.from_plain(wi_plain, prim.md(E.ARG_WEIGHTS_ITER))
     bias = np.ascontiguousarray(np.stack([_bias(mode, b1, b2, H) for b1, b2 in zip(bi, bh)])
                                 [None], dtype=_F)
     x = np.ascontiguousarray(x, dtype=_F)
@@ -173,8 +181,10 @@ def forward(mode, x, Wi, Wh, bi, bh, h0, c0=None, train=False):
     prim.execute(args)
     saved = None
     if train:
+        # the weights in MXNet's (G*H, K) order, gates as oneDNN orders them: the layout
+        # (ldgoi) the backward primitive takes as it is
         saved = dict(x=x, h0=h0, c0=c0, y=y, hT=hT, cT=cT, bias=bias, ws=ws, fwd=prim,
-                     Wi=Wi, Wh=Wh)
+                     Wi=Wi, Wh=Wh, wl_plain=wl_plain, wi_plain=wi_plain)
     return y, hT[0], (cT[0] if cT is not None else None), saved
 
 
@@ -208,10 +218,8 @@ def backward(mode, saved, dy, dhT=None, dcT=None):
                               *_head(mode, E.backward, D), *fa, *da,
                               *_tail(mode, E.rnn_flags_diff_weights_overwrite), fwd.pd)
     prim = core.primitive(key, create, work=_work(mode, 3 * T * N * G * H * (C + H) * D))
-    wl = core.from_plain(_weights_plain(mode, saved["Wi"], (1, D, C, G, H)),
-                         prim.md(E.ARG_WEIGHTS_LAYER))
-    wi = core.from_plain(_weights_plain(mode, saved["Wh"], (1, D, H, G, H)),
-                         prim.md(E.ARG_WEIGHTS_ITER))
+    wl = _laid_out(saved["wl_plain"], prim.md(E.ARG_WEIGHTS_LAYER))
+    wi = _laid_out(saved["wi_plain"], prim.md(E.ARG_WEIGHTS_ITER))
     zeros = np.zeros((1, D, N, H), _F)
     dy = np.ascontiguousarray(dy, dtype=_F)
     dx = np.empty((T, N, C), _F)
