@@ -358,7 +358,8 @@ def test_cached_output_mask_follows_mask_writes():
 # ----------------------------------------------------------------------------- strip path
 STRIP_GEOMS = [  # (kernel, pad, padding)
     ((3, 3), (1, 1), None), ((5, 3), (2, 1), None), ((1, 1), (0, 0), None),
-    ((3, 3), (0, 0), None), ((5, 3), (0, 0), "SAME"), ((2, 2), (0, 0), "SAME")]
+    ((3, 3), (0, 0), None), ((5, 3), (0, 0), "SAME"), ((2, 2), (0, 0), "SAME"),
+    ((1, 7), (0, 3), None)]
 
 
 @pytest.mark.parametrize("kernel,pad,padding", STRIP_GEOMS)
