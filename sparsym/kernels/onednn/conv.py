@@ -28,9 +28,12 @@ _CL_TAGS = {1: E.acb, 2: E.acdb, 3: E.acdeb}  # nwc, nhwc, ndhwc over logical NC
 _PLAIN_TAGS = {1: E.abc, 2: E.abcd, 3: E.abcde}  # ncw, nchw, ncdhw
 
 
+_SUPPORTED = {np.dtype(np.float32): E.f32, np.dtype(np.float16): E.f16}
+
+
 def supported_dtype(dt):
     """oneDNN data type for a NumPy dtype the conv primitives may take, else None."""
-    return {np.dtype(np.float32): E.f32, np.dtype(np.float16): E.f16}.get(np.dtype(dt))
+    return _SUPPORTED.get(dt if isinstance(dt, np.dtype) else np.dtype(dt))
 
 
 def _perm(nd, cl):

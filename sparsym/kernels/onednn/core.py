@@ -312,9 +312,11 @@ class Primitive:
                 ea[n].arg, ea[n].memory = E.ARG_SCRATCHPAD, mem
                 n += 1
             _lib.set_threads(self.threads)
-            check(lib.dnnl_primitive_execute(self.prim, _lib.stream(), n, ea),
-                  f"{self.what} execute")
-            check(lib.dnnl_stream_wait(_lib.stream()), "stream_wait")
+            stream = _lib.stream()
+            status = lib.dnnl_primitive_execute(self.prim, stream, n, ea)
+            if status:  # the message only when it fails (formatting it costs every call)
+                check(status, f"{self.what} execute")
+            check(lib.dnnl_stream_wait(stream), "stream_wait")
 
 
 _CACHE_CAP = 1024
