@@ -9,7 +9,6 @@ boundaries like MXNet's InputSplit.
 """
 from __future__ import annotations
 
-import io as _io
 import os
 import queue
 import threading
@@ -19,6 +18,7 @@ import numpy as np
 from .. import storage as st
 from ..base import FormatError, MXNetError, ShapeError
 from ..kernels import csr as kcsr
+from ..kernels.csv import parse_csv_chunk
 from ..kernels.libsvm import LibSVMReader, _line_start_at_or_after
 from ..ndarray.ndarray import wrap
 from .io import DataBatch, DataDesc, MXDataIter, check_batch_size
@@ -389,7 +389,8 @@ class LibSVMIter(_BatchLoader):
 
 # ----------------------------------------------------------------------------- CSV
 def _csv_chunks(path, ncols, dtype, chunk_bytes, num_parts=1, part_index=0):
-    """Yield 2-D arrays of the CSV rows of ``path`` (the part's byte range), chunk by chunk."""
+    """Yield 2-D arrays of the CSV rows of ``path`` (the part's byte range): the blocks of
+    each chunk, parsed in segments on threads by the GIL-free kernel."""
     size = os.path.getsize(path)
     line_no = 1
     with open(path, "rb") as f:
@@ -403,47 +404,15 @@ def _csv_chunks(path, ncols, dtype, chunk_bytes, num_parts=1, part_index=0):
         while pos < end or carry:
             blk = f.read(min(chunk_bytes, end - pos)) if pos < end else b""
             pos += len(blk)
-            buf = carry + blk
+            buf = carry + blk if carry else blk
             cut = len(buf) if pos >= end else buf.rfind(b"\n") + 1
             if cut == 0:
                 carry = buf
                 continue
-            carry, chunk = buf[cut:], buf[:cut]
-            lines = chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
-            yield _parse_csv(chunk, ncols, dtype, path, line_no)
+            carry, chunk = buf[cut:], buf[:cut] if cut < len(buf) else buf
+            blocks, lines = parse_csv_chunk(chunk, ncols, dtype, path, line_no)
+            yield from blocks
             line_no += lines
-
-
-def _parse_csv(chunk, ncols, dtype, path, line_no):
-    try:
-        arr = np.loadtxt(_io.BytesIO(chunk), delimiter=",", dtype=dtype, ndmin=2)
-    except ValueError:
-        _raise_csv_error(chunk, ncols, dtype, path, line_no)
-    if arr.size == 0:
-        return np.zeros((0, ncols), dtype)
-    if arr.shape[1] != ncols:
-        _raise_csv_error(chunk, ncols, dtype, path, line_no)
-    return arr
-
-
-def _raise_csv_error(chunk, ncols, dtype, path, line_no):
-    """Find the first bad line of ``chunk`` and raise a FormatError naming it."""
-    for k, line in enumerate(chunk.split(b"\n")):
-        text = line.strip()
-        if not text:
-            continue
-        toks = text.split(b",")
-        where = f"{path}:{line_no + k}"
-        if len(toks) != ncols:
-            raise FormatError(f"{where}: malformed CSV line: expected {ncols} values (the "
-                              f"product of the shape), got {len(toks)}")
-        for t in toks:
-            try:
-                float(t)
-            except ValueError:
-                raise FormatError(f"{where}: malformed CSV line: {t.decode(errors='replace')!r} "
-                                  "is not a number") from None
-    raise FormatError(f"{path}: malformed CSV data near line {line_no}")
 
 
 class CSVIter(_BatchLoader):
@@ -460,8 +429,15 @@ class CSVIter(_BatchLoader):
     batch_size : int
     round_batch : bool
     dtype : str or numpy dtype, optional
+        float32 (default), int32 or int64 as in MXNet (integer dtypes read the integer part
+        of each value: ``1.5`` is 1); other dtypes are parsed as float64 and cast.
     num_parts, part_index : int
-    prefetch_buffer, ctx : ignored (MXNet compatibility).
+    prefetch_buffer : int
+        Chunks parsed ahead in a background thread while the caller trains (at most 4; the
+        kernel releases the GIL); 0 parses on demand in the caller's thread.
+    chunk_bytes : int
+        Bytes parsed at a time (each in segments on the kernel pool's threads).
+    ctx : ignored (MXNet compatibility).
 
     Examples
     --------
@@ -487,8 +463,17 @@ class CSVIter(_BatchLoader):
         nd_ = int(np.prod(self.data_shape))
         nl = int(np.prod(self.label_shape))
 
+        depth = min(int(prefetch_buffer or 0), 4)
+        parse_dt = self.dtype if self.dtype.name in ("float32", "float64", "int32",
+                                                     "int64") else np.dtype(np.float64)
+
         def src(path, n, dt):
-            return lambda: _csv_chunks(path, n, dt, chunk_bytes, num_parts, part_index)
+            def make():
+                blocks = _csv_chunks(path, n, parse_dt, chunk_bytes, num_parts, part_index)
+                if parse_dt != dt:
+                    return (blk.astype(dt) for blk in blocks)
+                return blocks
+            return (lambda: _Prefetch(make, depth)) if depth else make
 
         streams = [_RowStream(src(data_csv, nd_, self.dtype), np.concatenate,
                               lambda c, a, b: c[a:b], len)]

@@ -168,6 +168,31 @@ def test_csv_malformed(tmp_path):
         list(mx.io.CSVIter(data_csv=str(p), data_shape=(3,), batch_size=1))
 
 
+@pytest.mark.parametrize("prefetch", [0, 2])
+def test_csv_chunks_segments_and_prefetch_give_the_file_in_order(tmp_path, prefetch):
+    rng = np.random.RandomState(3)
+    x = np.round(rng.randn(3001, 4), 3).astype(np.float32)
+    y = rng.randint(0, 5, (3001, 2)).astype(np.float32)
+    d, lab = tmp_path / "d.csv", tmp_path / "l.csv"
+    np.savetxt(d, x, delimiter=",", fmt="%.3f")
+    np.savetxt(lab, y, delimiter=",", fmt="%d")
+    it = mx.io.CSVIter(data_csv=str(d), data_shape=(2, 2), label_csv=str(lab),
+                       label_shape=(2,), batch_size=128, chunk_bytes=5000,
+                       prefetch_buffer=prefetch)
+    got_x, got_y = [], []
+    for b in it:
+        n = 128 - b.pad
+        got_x.append(b.data[0].asnumpy()[:n].reshape(n, 4))
+        got_y.append(b.label[0].asnumpy()[:n])
+    np.testing.assert_array_equal(np.vstack(got_x), x)
+    np.testing.assert_array_equal(np.vstack(got_y), y)
+    it = mx.io.CSVIter(data_csv=str(lab), data_shape=(2,), batch_size=1000, dtype="int32",
+                       prefetch_buffer=prefetch)
+    b = next(iter(it))
+    assert b.data[0].dtype == np.int32
+    np.testing.assert_array_equal(b.data[0].asnumpy(), y[:1000])
+
+
 # --------------------------------------------------------------------------- wrappers
 def test_resize_iter():
     base = mx.io.NDArrayIter(np.arange(6.0), batch_size=2)
