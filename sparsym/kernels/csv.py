@@ -66,12 +66,38 @@ def _parse_csv(buf, out, as_int, pow10, res):
                 if col < ncols:
                     out[row, col] = -iv if neg else iv
             else:
-                v, i, ok = _parse_float(buf, i, n, pow10)
-                while i < n and (buf[i] == _SP or buf[i] == _TAB or buf[i] == _CR):
+                # '[-]digits[.digits]' up to the comma: read inline (2x faster than
+                # _parse_float, with its exact arithmetic); anything else goes to it
+                neg = i < n and buf[i] == 45
+                if neg:
                     i += 1
-                if not ok or (i < n and buf[i] != _COMMA and buf[i] != _NL):
-                    err = _E_NUM
-                    break
+                mant = np.int64(0)
+                nd = 0
+                e = 0
+                while i < n and 48 <= buf[i] <= 57 and nd < 18:
+                    mant = mant * 10 + (buf[i] - 48)
+                    nd += 1
+                    i += 1
+                if i < n and buf[i] == 46:
+                    i += 1
+                    while i < n and 48 <= buf[i] <= 57 and nd < 18:
+                        mant = mant * 10 + (buf[i] - 48)
+                        nd += 1
+                        e += 1
+                        i += 1
+                if nd and (i >= n or buf[i] == _COMMA or buf[i] == _NL):
+                    v = float(mant)
+                    if e:
+                        v = v / pow10[e]
+                    if neg:
+                        v = -v
+                else:
+                    v, i, ok = _parse_float(buf, tok, n, pow10)
+                    while i < n and (buf[i] == _SP or buf[i] == _TAB or buf[i] == _CR):
+                        i += 1
+                    if not ok or (i < n and buf[i] != _COMMA and buf[i] != _NL):
+                        err = _E_NUM
+                        break
                 if col < ncols:
                     out[row, col] = v
             col += 1

@@ -58,3 +58,18 @@ def test_error_line_counts_earlier_segments():
     text = b"1,2\n" * 400000 + b"1,2,3\n"
     with pytest.raises(FormatError, match=r"f:400001: "):
         parse_csv_chunk(text, 2, np.float32, fname="f", parallel=True)
+
+
+def test_inline_numbers_equal_the_full_parser():
+    """The kernel's inline '[-]digits[.digits]' path gives _parse_float's bits, and hands
+    every other form (exponents, '+', long mantissas, blanks) to it."""
+    from sparsym.kernels.libsvm import _POW10, _parse_float
+    toks = ["0", "-0", "5.", ".5", "-.25", "0.6370", "123456789012345678", "1234567890123456789",
+            "0.000000000000000000012", "99999999999999999.9", "-3.4028235e38", "+7", "1e-5",
+            " 2.5", "2.5 ", "007.0100", "4294967296.125"]
+    text = ",".join(toks).encode()
+    blocks, _ = parse_csv_chunk(text, len(toks), np.float64)
+    for t, got in zip(toks, blocks[0][0]):
+        b = np.frombuffer(t.strip().encode(), np.uint8)
+        want, _, ok = _parse_float(b, 0, len(b), _POW10)
+        assert ok and got == want and np.signbit(got) == np.signbit(want), t
