@@ -7,6 +7,7 @@ import math
 import numpy
 
 from . import ndarray  # noqa: F401  (mx.metric exposes it, as MXNet's)
+from . import storage as st
 from .base import MXNetError, ParamAssertionError, numeric_types, string_types  # noqa: F401
 from .ndarray.ndarray import NDArray
 
@@ -414,10 +415,16 @@ class Perplexity(EvalMetric):
         return (self.name, math.exp(self.global_sum_metric / self.global_num_inst))
 
 
+def _read(x):
+    """The values of ``x`` to read, not to keep: no copy of a dense NDArray."""
+    return st.todense(x._raw) if isinstance(x, NDArray) else numpy.asarray(x)
+
+
 def _regression_pairs(labels, preds):
+    # the regression metrics only read the pairs (their arithmetic makes new arrays)
     labels, preds = check_label_shapes(labels, preds, True)
     for label, pred in zip(labels, preds):
-        lab, p = _np(label), _np(pred)
+        lab, p = _read(label), _read(pred)
         if lab.ndim == 1:
             lab = lab.reshape(lab.shape[0], 1)
         if p.ndim == 1:

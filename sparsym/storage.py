@@ -55,7 +55,7 @@ class CSR:
         self.data = data
         self.indices = indices
         self.indptr = indptr
-        self.shape = tuple(int(s) for s in shape)
+        self.shape = tuple(map(int, shape))
 
     @property
     def dtype(self):
@@ -81,7 +81,7 @@ class RSP:
     def __init__(self, data, indices, shape):
         self.data = data
         self.indices = indices
-        self.shape = tuple(int(s) for s in shape)
+        self.shape = tuple(map(int, shape))
 
     @property
     def dtype(self):

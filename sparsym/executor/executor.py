@@ -124,6 +124,14 @@ class Executor:
             for e in plan.head_eids]
         self._env = [None] * plan.graph.num_entries
         self._specs = None
+        self._programs = {}
+        # a graph whose gradients need no steps (x + random) still trains: backward must
+        # not recompute (and redraw) the forward
+        self._trains = bool(plan.backward_steps) or any(e is not None for e in plan.grad_eids)
+        # (argument index, gradient entry or None, req) of the gradients backward writes
+        self._grad_writes = tuple((i, e, r) for i, (e, r) in
+                                  enumerate(zip(plan.grad_eids, plan.grad_reqs)) if r != "null")
+        self._head_grads = any(e is not None for e in plan.head_grad_eids)
         self._monitor = None
         self._monitor_all = False
         self._arg_index = None
@@ -274,25 +282,25 @@ class Executor:
         """Run forward; ``keep``: the training schedule (keep what backward reads)."""
         plan = self._plan
         env = self._env = [None] * len(self._env)
-        for e, a in zip(plan.arg_eids, self.arg_arrays):
+        arrays = self._arrays
+        for e, a in zip(plan.arg_eids, arrays[0]):
             env[e] = a._raw
-        for e, a in zip(plan.aux_eids, self.aux_arrays):
+        for e, a in zip(plan.aux_eids, arrays[2]):
             env[e] = a._raw
-        mem = plan.memory
-        # a graph whose gradients need no steps (x + random) is still in training state:
-        # backward must not recompute (and redraw) the forward
-        train = keep and (bool(plan.backward_steps)
-                          or any(e is not None for e in plan.grad_eids))
-        release = mem.release_train if train else mem.release_infer
-        self._run(plan.forward_steps, is_train, release, 0)
+        train = keep and self._trains
+        self._run_part(0, is_train, train)
         if plan.blocked:  # the plan's edge: users see NumPy arrays
             _unblock(env, plan.head_eids)
         views = self._out_views
-        for i, (o, e) in enumerate(zip(self.outputs, plan.head_eids)):
-            if i in views and o._raw.shape == env[e].shape:
-                np.copyto(o._raw, env[e], casting="unsafe")
-                st.bump(o._raw)
-            else:
+        if views:
+            for i, (o, e) in enumerate(zip(arrays[3], plan.head_eids)):
+                if i in views and o._raw.shape == env[e].shape:
+                    np.copyto(o._raw, env[e], casting="unsafe")
+                    st.bump(o._raw)
+                else:
+                    o._raw = env[e]
+        else:
+            for o, e in zip(arrays[3], plan.head_eids):
                 o._raw = env[e]
         self._state = "train" if train else "infer"
         self._last_is_train = is_train
@@ -316,13 +324,48 @@ class Executor:
         raises MXNetError.
         """
         plan = self._plan
-        if not plan.backward_steps and all(e is None for e in plan.grad_eids):
+        if not self._trains:
             self._zero_unreached_grads()
             return
         if self._state is None:
             # MXNet runs the backward pass on whatever its forward buffers hold (zeros
             # before any forward); running the training forward first gives true gradients
             self._forward(True, keep=True)
+        heads = self._head_values(out_grads) if (out_grads is not None
+                                                 or self._head_grads) else ()
+        if self._state != "train":
+            if self._state == "spent" and self._last_is_train and plan.stateful_forward:
+                raise MXNetError(
+                    "backward called again without a new forward: the intermediate results "
+                    "were released and this graph's training-mode forward is not repeatable "
+                    "(Dropout masks, BatchNorm statistics); call forward(is_train=True) first")
+            # the last forward dropped what backward reads (inference schedule, or a
+            # previous backward released it): recompute it in the same mode
+            self._forward(self._last_is_train, keep=True)
+        env = self._env
+        for e, g in heads:
+            env[e] = g
+        self._run_part(1, is_train, True)
+        if plan.blocked:
+            _unblock(env, [e for e in plan.grad_eids if e is not None])
+        grads = self._arrays[1]
+        for i, e, req in self._grad_writes:
+            garr = grads[i]
+            if garr is None:
+                continue
+            if e is None:  # no path from this argument to an output: zero gradient
+                if req == "write":
+                    garr._raw = st.zeros_raw(garr.stype, garr.shape, garr._raw.dtype)
+                continue
+            _write(garr, env[e], req)
+        # free everything but the bound arrays; a second backward recomputes forward
+        self._env = [None] * len(env)
+        self._state = "spent"
+
+    def _head_values(self, out_grads):
+        """[(head gradient entry, raw value)] from backward's ``out_grads``, checked and
+        copied into the inferred stype and dtype as MXNet does."""
+        plan = self._plan
         if out_grads is None:
             out_grads = []
         elif isinstance(out_grads, NDArray):
@@ -352,34 +395,7 @@ class Executor:
                 raise ShapeError(f"backward: head gradient {i} ({self.output_names[i]}) has "
                                  f"shape {tuple(g.shape)}, expected {tuple(plan.shapes[e])}")
             heads.append((e, g))
-        if self._state != "train":
-            if self._state == "spent" and self._last_is_train and plan.stateful_forward:
-                raise MXNetError(
-                    "backward called again without a new forward: the intermediate results "
-                    "were released and this graph's training-mode forward is not repeatable "
-                    "(Dropout masks, BatchNorm statistics); call forward(is_train=True) first")
-            # the last forward dropped what backward reads (inference schedule, or a
-            # previous backward released it): recompute it in the same mode
-            self._forward(self._last_is_train, keep=True)
-        env = self._env
-        for e, g in heads:
-            env[e] = g
-        mem = plan.memory
-        n_fwd = len(plan.forward_steps)
-        self._run(plan.backward_steps, is_train, mem.release_train[n_fwd:], n_fwd)
-        if plan.blocked:
-            _unblock(env, [e for e in plan.grad_eids if e is not None])
-        for garr, e, req in zip(self.grad_arrays, plan.grad_eids, plan.grad_reqs):
-            if garr is None or req == "null":
-                continue
-            if e is None:  # no path from this argument to an output: zero gradient
-                if req == "write":
-                    garr._raw = st.zeros_raw(garr.stype, garr.shape, garr._raw.dtype)
-                continue
-            _write(garr, env[e], req)
-        # free everything but the bound arrays; a second backward recomputes forward
-        self._env = [None] * len(env)
-        self._state = "spent"
+        return heads
 
     def backward_from_values(self, env: list, out_grads: list, grad_arrays: list,
                              aux_arrays: list, is_train: bool = True) -> None:
@@ -452,6 +468,77 @@ class Executor:
                 continue
             outs.append(np.empty(shape, dt))
         return tuple(outs)
+
+    def _run_part(self, part, is_train, train):
+        """Run the forward (``part`` 0) or backward (1) steps; ``train``: the training
+        schedule of releases. Without a monitor, profiler or oneDNN layouts to attend to,
+        the steps run as a flat list of kernel calls (:meth:`_program`)."""
+        plan = self._plan
+        if self._monitor is None and not plan.blocked and not profiler.RUN.symbolic:
+            prog = self._programs.get((part, is_train, train))
+            if prog is None:
+                prog = self._program(part, is_train, train)
+            self._run_flat(prog, part)
+            return
+        mem = plan.memory
+        if part == 0:
+            self._run(plan.forward_steps, is_train,
+                      mem.release_train if train else mem.release_infer, 0)
+        else:
+            n_fwd = len(plan.forward_steps)
+            self._run(plan.backward_steps, is_train, mem.release_train[n_fwd:], n_fwd)
+
+    def _program(self, part, is_train, train):
+        """The steps of one part as (kernel, attrs, input entries, output entries, entries
+        to release after it, output buffer spec or None): everything that does not depend
+        on the values is decided here once."""
+        plan = self._plan
+        mem = plan.memory
+        n_fwd = len(plan.forward_steps)
+        if part == 0:
+            steps, offset = plan.forward_steps, 0
+            release = mem.release_train if train else mem.release_infer
+        else:
+            steps, offset = plan.backward_steps, n_fwd
+            release = mem.release_train[n_fwd:]
+        specs = self._out_specs()
+        prog = []
+        for j, s in enumerate(steps):
+            kernel = s.kernel
+            if s.mode == "fallback":
+                kernel = _fallback_kernel(kernel, s.out_stypes)
+            prog.append((kernel, s.train_attrs if is_train else s.attrs, s.in_eids, s.out_eids,
+                         tuple(release[j]), specs[offset + j]))
+        prog = tuple(prog)
+        self._programs[(part, is_train, train)] = prog
+        return prog
+
+    def _run_flat(self, prog, part):
+        """Run a :meth:`_program`: per step, gather the inputs, call the kernel, store the
+        outputs and drop what no later step reads."""
+        env = self._env
+        j = 0
+        try:
+            for kernel, attrs, in_eids, out_eids, release, spec in prog:
+                ins = [env[i] for i in in_eids]
+                if spec is None:
+                    outs = kernel(attrs, ins)
+                else:
+                    outs = kernel(attrs, ins, out=self._buffers(spec, ins))
+                for e, v in zip(out_eids, outs):
+                    env[e] = v
+                ins = outs = None
+                for e in release:
+                    env[e] = None
+                j += 1
+        except rules.Conflict as c:
+            s = (self._plan.forward_steps if part == 0 else self._plan.backward_steps)[j]
+            from ..passes.infer_attr import raise_conflict
+            raise_conflict(self._plan.graph, s.index, c, c.kind)
+        except Exception as err:
+            s = (self._plan.forward_steps if part == 0 else self._plan.backward_steps)[j]
+            _add_context(err, f"node {self.node_name(s.name)} ({s.op_name})")
+            raise
 
     def _run(self, steps, is_train, release, offset):
         env = self._env
@@ -605,6 +692,15 @@ def _unblock(env, eids, ins=None):
             if ins is not None:
                 ins[k] = x
     return ins
+
+
+def _fallback_kernel(kernel, out_stypes):
+    """``kernel`` run as a storage fallback: inputs densified, outputs cast to the
+    inferred stypes."""
+    def run(attrs, ins):
+        outs = kernel(attrs, [st.todense(x) for x in ins])
+        return [st.cast_raw(v, t) for v, t in zip(outs, out_stypes)]
+    return run
 
 
 def _copy_into(dst, value, name):

@@ -16,11 +16,54 @@ MAP_FACTOR = 32
 
 def common(*dtypes):
     """The result dtype of ``dtypes`` (NumPy promotion)."""
+    if len(dtypes) == 2 and dtypes[0] == dtypes[1] and dtypes[0].__class__ is not type:
+        return dtypes[0]  # the usual case, without np.result_type's dispatch
     return np.result_type(*dtypes)
+
+
+try:  # NumPy 2 keeps its floating-point error state in a context variable
+    from numpy._core._ufunc_config import _extobj_contextvar as _FP_STATE
+except ImportError:  # pragma: no cover - other NumPy versions take np.errstate
+    _FP_STATE = None
+_QUIET: dict = {}  # the state in force -> the same with divide/invalid/over ignored
+
+
+class _Quiet:
+    """``np.errstate(divide='ignore', invalid='ignore', over='ignore')`` at the cost of two
+    context-variable calls: the quiet state is derived once per state in force (a user's
+    other settings, such as ``under``, are kept as errstate keeps them). An elementwise
+    kernel of a batch-1 training step is a microsecond; errstate's Python-level set-up
+    was several."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self):
+        cur = _FP_STATE.get()
+        q = _QUIET.get(cur)
+        if q is None:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                q = _FP_STATE.get()
+            if len(_QUIET) > 16:
+                _QUIET.clear()
+            _QUIET[cur] = q
+        self._token = _FP_STATE.set(q)
+
+    def __exit__(self, *exc):
+        _FP_STATE.reset(self._token)
+
+
+def quiet_fp():
+    """A context ignoring divide-by-zero, invalid and overflow floating-point errors (the
+    values are inf/nan as in MXNet, without NumPy's warnings)."""
+    if _FP_STATE is None:
+        return np.errstate(divide="ignore", invalid="ignore", over="ignore")
+    return _Quiet()
 
 
 def as_c(x, dt):
     """``x`` as a C-contiguous array of dtype ``dt`` (no copy when it already is)."""
+    if x.__class__ is np.ndarray and x.dtype == dt and x.flags.c_contiguous and x.ndim:
+        return x  # the usual case, without ascontiguousarray's dispatch
     return np.ascontiguousarray(x, dtype=dt)
 
 

@@ -9,6 +9,7 @@ from ..base import MXNetError, ParamError, ShapeError
 from ..context import cpu
 from ..initializer import InitDesc, Uniform
 from ..ndarray.ndarray import NDArray, wrap
+from ..ndarray.sparse import CSRNDArray, RowSparseNDArray
 from ..optimizer import optimizer as opt_mod
 from .base_module import BaseModule, _as_list, _check_input_names, _StoredIO
 from .executor_group import DataParallelExecutorGroup
@@ -16,11 +17,19 @@ from .kvstore_util import update_params, update_params_on_kvstore
 
 __all__ = ["Module"]
 
+_ND_CLASSES = frozenset((NDArray, CSRNDArray, RowSparseNDArray))
+
 
 def _check_batch_arrays(kind, arrays, names):
     """A batch's data (or label) must hold an NDArray for every bound name: fewer would
     leave the previous batch's values in place, and MXNet fails deep inside on a numpy
     array (extra arrays are ignored, as in MXNet)."""
+    if arrays.__class__ is list and len(arrays) >= len(names):
+        for a in arrays:  # the common case: one class test per array
+            if a.__class__ not in _ND_CLASSES and not isinstance(a, NDArray):
+                break
+        else:
+            return
     if not isinstance(arrays, (list, tuple)) or len(arrays) < len(names):
         got = len(arrays) if isinstance(arrays, (list, tuple)) else type(arrays).__name__
         raise ShapeError(f"Module.forward: the batch's {kind} must be a list of "
@@ -29,6 +38,14 @@ def _check_batch_arrays(kind, arrays, names):
         if not isinstance(a, NDArray):
             raise ParamError(f"Module.forward: the batch's {kind} {name!r} must be an NDArray, "
                              f"got {type(a).__module__}.{type(a).__name__}")
+
+
+def _shapes_differ(arrays, descs):
+    """Whether a batch's arrays differ in shape from the bound descriptions."""
+    for a, d in zip(arrays, descs):
+        if a._raw.shape != d.shape:
+            return True
+    return False
 
 
 class Module(_StoredIO, BaseModule):
@@ -357,7 +374,7 @@ class Module(_StoredIO, BaseModule):
         label = getattr(data_batch, "label", None)  # MXNet's predict idiom: data only
         if label and self._label_names:
             _check_batch_arrays("label", label, self._label_names)
-        if any(tuple(a.shape) != tuple(d.shape) for a, d in zip(new, cur)):
+        if _shapes_differ(new, cur):
             from ..io.io import DataDesc
             if getattr(data_batch, "provide_data", None):
                 new_ds = data_batch.provide_data

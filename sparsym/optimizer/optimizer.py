@@ -564,10 +564,19 @@ class Updater:
             for i, g, w in zip(index, grad, weight):
                 opt.update_multi_precision(i, w, g, states[i])
             return
+        size = max(1, opt.aggregate_num)
+        if len(index) <= size:
+            dt = weight[0].dtype
+            for w in weight:
+                if w.dtype != dt:
+                    break
+            else:  # one group (a small model's step): no grouping to do
+                opt.update_multi_precision(list(index), list(weight), list(grad),
+                                           [states[i] for i in index])
+                return
         by_type = {}
         for i, g, w in zip(index, grad, weight):
             by_type.setdefault(w.dtype, []).append((i, w, g))
-        size = max(1, opt.aggregate_num)
         for group in by_type.values():
             for k in range(0, len(group), size):
                 idx, ws, gs = zip(*group[k:k + size])

@@ -8,12 +8,15 @@ Gradients reduce the broadcast ograd back to each operand's shape (dense).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import storage as st
 from ...base import MXNetError, StorageError
 from ...kernels import csr as kcsr
 from ...kernels import reduce as kred
+from ...kernels._arrays import quiet_fp
 from ..core import rules
 from ..core.grad import bw, bw_node, no_grad
 from ..core.helpers import CSR, DNS
@@ -27,6 +30,8 @@ def reduce_to_shape(g, shape):
     shape = tuple(shape)
     if g.shape == shape:
         return g
+    if g.size == math.prod(shape):  # only axes of size 1 differ: the same values
+        return g.reshape(shape)
     extra = g.ndim - len(shape)
     g = g.sum(axis=tuple(range(extra))) if extra > 0 else g
     axes = tuple(i for i, (s, t) in enumerate(zip(shape, g.shape)) if s == 1 and t != 1)
@@ -42,18 +47,23 @@ def _mul(x, y):
 
 
 def _bwd(a, xs):
-    g, x, y = (st.todense(v) for v in xs)
+    g, x, y = [v if v.__class__ is np.ndarray else st.todense(v) for v in xs]
     unused = a.get("__unused__", ())
-    if a.fn == "mul" and unused:
+    fn = a.fn
+    if fn == "add" and not unused and g.dtype == x.dtype == y.dtype:
+        # both partials are g itself, reduced to each operand's shape
+        return (np.ascontiguousarray(reduce_to_shape(g, x.shape)),
+                np.ascontiguousarray(reduce_to_shape(g, y.shape)))
+    if fn == "mul" and unused:
         # one operand wants no gradient (a feature-value weight, data): skip its product
         # and reduction, as large as the output
         ga = None if 0 in unused else _mul(g, y)
         gb = None if 1 in unused else _mul(g, x)
-    elif a.fn in PARTIALS_GUARDED:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            ga, gb = BINARY_PARTIALS[a.fn](g, x, y)
+    elif fn in PARTIALS_GUARDED:
+        with quiet_fp():
+            ga, gb = BINARY_PARTIALS[fn](g, x, y)
     else:
-        ga, gb = BINARY_PARTIALS[a.fn](g, x, y)
+        ga, gb = BINARY_PARTIALS[fn](g, x, y)
     out = []
     for k, (part, v) in enumerate(((ga, x), (gb, y))):
         if k in unused:

@@ -17,6 +17,7 @@ import numpy as np
 from ... import storage as st
 from ...kernels import csr as kcsr
 from ...kernels import rsp as krsp
+from ...kernels._arrays import quiet_fp
 from ..core import rules
 from ..core.grad import bw, identity_grad, no_grad
 from ..core.grad_expr import Ex
@@ -43,7 +44,7 @@ def densify(kernel):
 def same_dtype(fn):
     """Keep the input dtype (numpy promotes float32 math with Python scalars)."""
     def g(x, *a):
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        with quiet_fp():
             r = fn(x, *a)
         if isinstance(r, np.ndarray):
             return r.astype(x.dtype, copy=False)

@@ -171,9 +171,17 @@ def regression(name, fwd, dgrad, doc):
         return (fwd(xs[0]),)
 
     def bwd_k(a, xs):
-        out, label = xs[0], st.todense(xs[1]).reshape(xs[0].shape)
+        out, label = xs
+        if label.__class__ is not np.ndarray:
+            label = st.todense(label)
+        if label.shape != out.shape:
+            label = label.reshape(out.shape)
         num_output = out.size // out.shape[0] if out.shape[0] else 1
-        g = dgrad(out - label) * (a.grad_scale / num_output)
+        g = dgrad(out - label)
+        if g.dtype == out.dtype and g.dtype.kind == "f":  # in place (float32 stays float32)
+            g *= a.grad_scale / num_output
+            return (g,)
+        g = g * (a.grad_scale / num_output)
         return (g.astype(out.dtype, copy=False),)
 
     register(OpDef(
