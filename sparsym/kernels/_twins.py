@@ -150,6 +150,8 @@ class Blockwise:
         """``f`` over every segment of ``ptr`` (a csr ``indptr``): serial in one call, or
         over :func:`segment_blocks` in parallel, as gate ``key`` decides (:func:`run_gated`)."""
         m = len(ptr) - 1
+        if work < PAR_MIN_WORK:  # serial without building the gate's closures
+            return self.ser(0, m, *args)
         return run_gated(key, work, lambda: self.ser(0, m, *args),
                          lambda: self.par(segment_blocks(ptr), *args), self.par)
 

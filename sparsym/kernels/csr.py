@@ -133,11 +133,14 @@ def canonicalize_csr(a: CSR) -> CSR:
 # ----------------------------------------------------------------------------- slicing
 def slice_rows(a: CSR, begin, end) -> CSR:
     """Rows [begin, end) (Python slice rules); indices/data are views of a, indptr is new."""
-    b, e, _ = slice(begin, end).indices(a.shape[0])
-    e = max(b, e)
-    indptr = a.indptr[b:e + 1] - a.indptr[b]
-    lo, hi = int(a.indptr[b]), int(a.indptr[e])
-    return CSR(a.data[lo:hi], a.indices[lo:hi], indptr, (e - b, a.shape[1]))
+    m = a.shape[0]
+    if not (begin.__class__ is int and end.__class__ is int and 0 <= begin <= end <= m):
+        # Python slice rules (None, negative, past the end...)
+        begin, end, _ = slice(begin, end).indices(m)
+        end = max(begin, end)
+    ptr = a.indptr[begin:end + 1]
+    lo, hi = int(ptr[0]), int(ptr[-1])
+    return CSR(a.data[lo:hi], a.indices[lo:hi], ptr - lo, (end - begin, a.shape[1]))
 
 
 def slice_csr(a: CSR, begin, end) -> CSR:

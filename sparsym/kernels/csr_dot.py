@@ -185,7 +185,7 @@ def dot_csr_rsp(a: CSR, w: RSP) -> np.ndarray:
     tail = tuple(w.shape[1:])
     nnr = len(w.indices)
     if nnr == n:  # every row present: sorted unique ids are exactly 0..n-1
-        return dot_csr_dns(a, w.data)
+        return dot_csr_dns.__wrapped__(a, w.data)  # (float16 is handled by now)
     nnz = a.nnz
     k = math.prod(tail)
     if n * k <= _DENSIFY_FACTOR * nnz:
