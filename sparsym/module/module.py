@@ -389,7 +389,8 @@ class Module(_StoredIO, BaseModule):
                 new_ls = None
             self.reshape(new_ds, new_ls)
             g = self._exec_group
-        self._pull_missing_rows(data_batch)
+        if self._kvstore and self._update_on_kvstore:
+            self._pull_missing_rows(data_batch)
         g.forward(data_batch, is_train)
 
     def _store_updates_rows(self):

@@ -80,7 +80,9 @@ def _has_csr(x) -> bool:
     if isinstance(x, NDArray):
         return isinstance(x._raw, st.CSR)
     if isinstance(x, (list, tuple)):
-        return any(_has_csr(v) for v in x)
+        for v in x:  # a loop, not any(generator): asked of every weight, every step
+            if _has_csr(v):
+                return True
     return False
 
 
