@@ -143,7 +143,10 @@ def num_gpus():
 
 def current_context():
     """The context set by ``with mx.cpu(i):``, else cpu(0)."""
-    ctx = getattr(Context._default_ctx, "value", None)
+    # the thread's own dict: getattr(local, "value", None) raises and catches an
+    # AttributeError inside whenever no ``with`` block is open (4 us against 0.5 us, and
+    # every array made without a context asks)
+    ctx = Context._default_ctx.__dict__.get("value")
     return ctx if ctx is not None else _CPU0
 
 
