@@ -9,7 +9,8 @@ the primitives pick their layouts (``format_tag_any``, blocked on AVX-512), reor
 cached primitives, and results come back as NumPy arrays in the caller's layout (or as
 :class:`Tensor` with ``plain=False``, for plans that keep blocked layouts between steps).
 A convolution of one-pixel data into a one-pixel output that only one kernel tap reaches
-runs as the 1x1 convolution of that tap (:func:`_single_tap`).
+runs as the 1x1 convolution of that tap (:func:`_single_tap`); a strided 1x1 forward of
+NumPy data runs at stride 1 on the pixels it reads (:func:`_subsampled`).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from .. import blas
 from . import _lib, core
-from ._lib import E, OneDNNUnimplemented
+from ._lib import E, OneDNNError, OneDNNUnimplemented
 from .core import Attr, Tensor, create_pd, dims, from_plain, md_plain, md_tag, to_plain
 
 __all__ = ["conv_forward", "conv_backward", "deconv_forward", "deconv_backward",
@@ -470,6 +471,27 @@ def _single_tap(x, w, stride, pad, dilate, layout):
     return tuple(taps)
 
 
+def _subsampled(x, w, stride, pad, layout):
+    """The strided view of NumPy data ``x`` that a 1x1 convolution without padding but with
+    a stride > 1 reads (it is then a stride-1 one of that view), else None. The reorder into
+    the primitive's layout then copies only the pixels read, and the convolution runs
+    without its own gather: forward 8-15% faster on ResNet-18's 1x1 stride-2 shapes, one
+    thread (0.41-0.65 ms against 0.45-0.72, load 5.5)."""
+    if layout in _CL or not isinstance(x, np.ndarray) or w.ndim != x.ndim or x.ndim < 3:
+        return None
+    nd = x.ndim - 2
+    s, p = _tup(stride, nd, 1), _tup(pad, nd, 0)
+    if any(k != 1 for k in w.shape[2:]) or any(p) or all(v == 1 for v in s):
+        return None
+    sub = x[(slice(None), slice(None)) + tuple(slice(None, None, v) for v in s)]
+    dt = supported_dtype(x.dtype)
+    try:  # oneDNN refuses strides whose rows it takes for overlapping (odd extents)
+        _md_of(sub, nd, False, dt)
+    except OneDNNError:
+        return None
+    return sub
+
+
 def _tap_view(w, taps):
     """The weights of kernel position ``taps`` as a (F, C/g, 1, ...) view."""
     return w[(slice(None), slice(None)) + tuple(slice(t, t + 1) for t in taps)]
@@ -489,6 +511,9 @@ def conv_forward(x, w, b, stride, pad, dilate, num_group=1, layout=None, post_op
     taps = _single_tap(x, w, stride, pad, dilate, layout)
     if taps is not None:
         w, stride, pad, dilate = _tap_view(w, taps), (), (), ()
+    sub = _subsampled(x, w, stride, pad, layout)
+    if sub is not None:
+        x, stride, dilate = sub, (), ()
     geom, yshape = conv_geom(x, w, stride, pad, dilate, num_group, layout, b is not None, dt)
     prim = geom.fwd(prop or E.forward_inference, Attr(post_ops) if post_ops else None)
     if acc is not None and tuple(acc.shape) != tuple(yshape):
