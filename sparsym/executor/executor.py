@@ -73,7 +73,7 @@ def _one_thread(method):
 
     @functools.wraps(method)
     def guarded(self, *args, **kwargs):
-        if not self._busy.acquire(blocking=False):
+        if not self._busy.acquire(False):
             raise MXNetError(f"Executor.{method.__name__}: this executor is running in another "
                              "thread; an executor (and a Module) is not thread-safe: use one "
                              "per thread")
