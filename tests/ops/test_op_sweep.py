@@ -276,6 +276,10 @@ NO_MXNET_REFERENCE = {
     **NO_DENSE_ROW,
     "_contrib_hawkesll": "special inputs (ragged int32 marks): MXNet 1.9.1's values and "
                          "gradients in tests/ops/test_contrib_hawkes.py",
+    "_embedding_bag_sum": "built by the fusion pass only (Embedding weighted by values and "
+                          "summed over axis 1; MXNet has no such op): bit for bit against "
+                          "the unfused graph in tests/executor/test_fuse_embedding_bag.py "
+                          "and tests/kernels/test_embedding_bag.py",
     "_fused_conv_bn": "built by the fusion pass only (Convolution + BatchNorm [+ add]): "
                       "checked against the unfused graph in "
                       "tests/executor/test_fold_conv_bn.py",
