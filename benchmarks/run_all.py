@@ -352,7 +352,7 @@ def _section_under_load(run, recs, mach):
     if run.get("other_cores") is not None or any("under_load" in r for r in recs):
         return ((run.get("other_cores") or 0.0) > QUIET_OTHER_CORES
                 or any(r.get("under_load") is True for r in recs))
-    # a run recorded before the other-core share was: more runnable processes than cores
+    # a run record without the other-core share: more runnable processes than cores
     load = run.get("load_avg")
     return load is not None and load > (mach.get("cores") or os.cpu_count() or 1)
 
