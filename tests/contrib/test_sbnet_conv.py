@@ -368,10 +368,12 @@ STRIP_GEOMS = [  # (kernel, pad, padding)
 def test_strip_path_matches_the_dense_path(kernel, pad, padding, layout, band, image_w,
                                            monkeypatch):
     """Bands of output rows, segments cut at image ends (narrow images): outputs and all
-    three gradients equal the dense masked convolution's, for any head gradient."""
+    three gradients equal the dense masked convolution's, for any head gradient; the
+    inference forward (wider images) gives the same outputs."""
     from sparsym.kernels.sbnet import conv as sconv
     from sparsym.kernels.sbnet import geometry, strips
     monkeypatch.setattr(strips, "IMAGE_W", image_w)
+    monkeypatch.setattr(strips, "IMAGE_W_INFER", 2 * image_w + 1)
     x, wt, b, mask = _fused_args(layout, kernel, n=2, h=13, w=17, c=3, f=4, density=0.08)
     geom = geometry.conv_geometry((13, 17), kernel, (1, 1), pad, padding)
     assert strips.supported(geom)
@@ -380,6 +382,9 @@ def test_strip_path_matches_the_dense_path(kernel, pad, padding, layout, band, i
     keep = {}
     y = strips.forward(x, wt, b, geom, layout, sp, keep)
     np.testing.assert_allclose(y, sconv.dense_forward(x, wt, b, mo, geom, layout), rtol=1e-12,
+                               atol=1e-12)
+    assert sp.wide().wimg != sp.out.wimg
+    np.testing.assert_allclose(strips.forward(x, wt, b, geom, layout, sp), y, rtol=1e-12,
                                atol=1e-12)
     dy = RNG.standard_normal(y.shape)   # nonzero where the output mask is 0 too
     want = sconv.dense_backward(x, wt, dy, mo, geom, layout, True)
@@ -423,3 +428,20 @@ def test_strip_path_is_the_default_at_stride_one_and_trains(monkeypatch):
                     assert not any(np.abs(a).sum() for a in res[0])
     finally:
         sbnet.set_autotune(prev)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16])
+def test_zero_run_streams_whole_lines_and_writes_the_ends(dtype):
+    """zero_run clears exactly [a, b) of a flat array, whatever the run's alignment to
+    64-byte lines (runs shorter than a line, starting or ending mid-line, empty) and leaves
+    every other value alone."""
+    from sparsym.kernels.sbnet._kernels import zero_run
+    rng = np.random.default_rng(3)
+    buf = np.arange(1, 302, dtype=dtype)
+    for a, b in [(0, 300), (1, 2), (3, 3), (5, 40), (17, 33), (0, 16), (299, 300)] + [
+            tuple(sorted(rng.integers(0, 301, 2))) for _ in range(40)]:
+        flat = buf[1:].copy()   # an offset start: lines do not begin at element 0
+        want = flat.copy()
+        want[a:b] = 0
+        zero_run(flat, np.uint64(a), np.uint64(b))
+        np.testing.assert_array_equal(flat, want)

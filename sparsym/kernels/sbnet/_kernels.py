@@ -21,9 +21,64 @@ here allocates; callers own every buffer.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from ..block_sparse import clip_run
+
+# --------------------------------------------------------------------------- streaming stores
+
+
+@intrinsic
+def _store_zero_nt(typingctx, arr, i):
+    """arr.flat[i] = 0 as a non-temporal (streaming) store (LLVM's !nontemporal: movnti on
+    x86-64, a plain store where the target has none; Numba only)."""
+    if not isinstance(arr, types.Array) or not isinstance(i, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = builder.gep(ary.data, [args[1]])
+        st = builder.store(ir.Constant(ptr.type.pointee, None), ptr)
+        st.set_metadata("nontemporal",
+                        builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+    return types.void(arr, i), codegen
+
+
+@intrinsic
+def store_fence(typingctx):
+    """A full memory fence: orders the streaming stores before it ahead of every later
+    access (another thread reading the output after the hand-off sees them; Numba only)."""
+    def codegen(context, builder, signature, args):
+        builder.fence("seq_cst")
+        return context.get_dummy_value()
+    return types.void(), codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def zero_run(flat, a, b):
+    """flat[a:b] = 0 (a 1-D contiguous array): the whole 64-byte lines of the run through
+    streaming stores, the partial lines at its ends with plain ones (a line shared with
+    values written next to it stays cached). Streaming stores skip the read-for-ownership
+    of each line: 27 MB of zeros took 1.2-1.3 ms of one core against 1.7-2.1 (load 6)."""
+    a, b = np.int64(a), np.int64(b)
+    isz = flat.itemsize
+    per = 64 // isz
+    base = flat.ctypes.data
+    lo = a + ((-(base + a * isz)) % 64) // isz  # first element on a line boundary
+    if lo >= b or per * isz != 64:
+        for q in range(a, b):
+            flat[q] = 0
+        return
+    hi = lo + ((b - lo) // per) * per
+    for q in range(a, lo):
+        flat[q] = 0
+    for q in range(lo, hi):
+        _store_zero_nt(flat, q)
+    for q in range(hi, b):
+        flat[q] = 0
 
 # --------------------------------------------------------------------------- masks
 

@@ -39,6 +39,7 @@ from numba import njit
 from .. import _parallel
 from .. import conv as kconv
 from .. import onednn as dnn
+from ._kernels import store_fence, zero_run
 from .geometry import ConvGeom, conv_geometry, output_mask
 
 __all__ = ["STRIPS", "StripPlan", "supported", "plan", "forward", "backward"]
@@ -51,6 +52,11 @@ STRIPS = "strips"
 # 130-165 on all; on SBNet's mask (R = 2, load 6) the forward + backward cost 9.4 + 21.0 ms
 # of one core at 64 columns, 9.7 + 20.6 at 32 and 11.8 + 22.6 at 16
 IMAGE_W = 64
+# the same for a forward that keeps no images for a backward (inference): no weight gradient
+# to suit, and oneDNN's forward gains on wider images (SBNet's mask, one core, load 6-7:
+# 5.8-5.9 ms at 512 or 1024 columns against 6.1 at 256 and 6.3 at 64 with R = 2, 7.3 at 64
+# with R = 1: fewer images, fewer seams cut at image ends)
+IMAGE_W_INFER = 512
 _NOMASK = np.zeros((0, 0, 0), np.uint8)
 
 
@@ -163,10 +169,18 @@ class StripPlan:
     """The output-side segments of a mask (``out``) and, for the backward, the segments of
     the input pixels that active outputs read (:meth:`inputs`, derived on first use)."""
 
-    __slots__ = ("out", "mo", "geom", "_inp")
+    __slots__ = ("out", "mo", "geom", "_inp", "_wide")
 
     def __init__(self, out, mo, geom):
-        self.out, self.mo, self.geom, self._inp = out, mo, geom, None
+        self.out, self.mo, self.geom, self._inp, self._wide = out, mo, geom, None, None
+
+    def wide(self):
+        """The output segments packed into images of IMAGE_W_INFER columns (derived on
+        first use), for a forward that keeps no images."""
+        if self._wide is None:
+            kw = self.geom.kernel[1]
+            self._wide = _side(self.mo, self.out.r, kw, IMAGE_W_INFER + kw - 1)
+        return self._wide
 
     @property
     def px(self):
@@ -274,7 +288,9 @@ def _zero_tails(strip, used):
 def _write(out, segs, img, col, band_seg, b0, b1, nb, r, y, bias, mask, cf):
     """Write the output rows of bands b0..b1-1 whole: at pixels of a segment where
     ``mask`` (N, OH, OW) is set, the convolution ``out`` (B, r, W', F) plus bias; zeros
-    everywhere else. y is NHWC, or NCHW when ``cf``."""
+    everywhere else. y is NHWC, or NCHW when ``cf``. The zeros between segments go out as
+    streaming stores (zero_run): they are most of the output and nothing reads them soon
+    (a next sparse layer reads the active windows only)."""
     if cf:
         f, h, w = y.shape[1], y.shape[2], y.shape[3]
     else:
@@ -305,8 +321,7 @@ def _write(out, segs, img, col, band_seg, b0, b1, nb, r, y, bias, mask, cf):
                     if x0 > x:
                         for k in range(f):
                             base = row0 + np.uint64(k) * plane
-                            for q in range(np.uint64(x), np.uint64(x0)):
-                                yf[base + q] = 0
+                            zero_run(yf, base + np.uint64(x), base + np.uint64(x0))
                     if s == sz:
                         break
                     x1 = segs[s, 2]
@@ -332,8 +347,7 @@ def _write(out, segs, img, col, band_seg, b0, b1, nb, r, y, bias, mask, cf):
                 x = 0
                 for s in range(sa, sz):
                     x0, x1 = segs[s, 1], segs[s, 2]
-                    for q in range(np.uint64(x) * fu, np.uint64(x0) * fu):
-                        yf[base + q] = 0
+                    zero_run(yf, base + np.uint64(x) * fu, base + np.uint64(x0) * fu)
                     src = np.uint64((img[s] * r + i) * wo + col[s]) * fu
                     for j in range(x1 - x0):
                         d = base + np.uint64(x0 + j) * fu
@@ -349,8 +363,8 @@ def _write(out, segs, img, col, band_seg, b0, b1, nb, r, y, bias, mask, cf):
                             for q in range(fu):
                                 yf[d + q] = 0
                     x = x1
-                for q in range(np.uint64(x) * fu, np.uint64(w) * fu):
-                    yf[base + q] = 0
+                zero_run(yf, base + np.uint64(x) * fu, base + np.uint64(w) * fu)
+    store_fence()
 
 
 @njit(cache=True, nogil=True)
@@ -483,14 +497,16 @@ def _weights_cl(w, cl):
 
 def forward(x, w, b, geom: ConvGeom, layout, sp: StripPlan, keep=None):
     """y = (conv(x, w) + b) * m_out on a fresh output (every value written once).
-    ``keep`` (a dict) receives the gathered images ("strips") for :func:`backward`."""
+    ``keep`` (a dict) receives the gathered images ("strips") for :func:`backward`; without
+    it the images are the wider ones of :meth:`StripPlan.wide`."""
     cl = layout == "NHWC"
     wc = _weights_cl(w, cl)
     n, f = x.shape[0], wc.shape[0]
     oh, ow = geom.out
     y = np.empty((n, oh, ow, f) if cl else (n, f, oh, ow), x.dtype)
     bias = b if b is not None else np.empty(0, x.dtype)
-    strip = _conv_into(x, not cl, sp.out, wc, y, bias, geom.pad, sp.mo, _NOMASK)
+    side = sp.out if keep is not None else sp.wide()
+    strip = _conv_into(x, not cl, side, wc, y, bias, geom.pad, sp.mo, _NOMASK)
     if keep is not None and strip is not None:
         keep["strips"] = strip
     return y
