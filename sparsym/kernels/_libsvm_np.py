@@ -35,12 +35,22 @@ _MUL2 = _U(1 + (10000 << 32))
 _POW10 = np.array([10.0 ** i for i in range(9)])
 
 
-def _windows(b: np.ndarray):
-    """(padded copy, w): ``w[p + 8]`` is the uint64 of b[p:p+8], zero bytes outside b."""
+PAD_BEFORE, PAD_AFTER = 8, 16  # zero bytes around a buffer the parser reads in place
+
+
+def padded(b: np.ndarray) -> np.ndarray:
+    """b copied between PAD_BEFORE and PAD_AFTER zero bytes (for parse_plain_np)."""
     n = len(b)
-    bp = np.zeros(n + 16, np.uint8)
-    bp[8:n + 8] = b
-    return bp, np.ndarray((n + 9,), dtype="<u8", buffer=bp, strides=(1,))
+    bp = np.zeros(PAD_BEFORE + n + PAD_AFTER, np.uint8)
+    bp[PAD_BEFORE:PAD_BEFORE + n] = b
+    return bp
+
+
+def _windows(buf: np.ndarray, lo: int, hi: int):
+    """(bp, w) over buf[lo:hi]: ``bp[p + 8]`` is byte p of the segment, ``w[p + 8]`` the
+    uint64 of its bytes p..p+7 (views of buf, no copy)."""
+    bp = buf[lo - PAD_BEFORE:hi + PAD_AFTER]
+    return bp, np.ndarray((hi - lo + 9,), dtype="<u8", buffer=bp, strides=(1,))
 
 
 def _terminators(x):
@@ -130,23 +140,59 @@ def _numbers(x):
     return v, length, ok
 
 
-def _single_digits(bp, start):
-    """(values, ok) when every token starting at ``start`` is one digit (CTR-style data)."""
-    d = bp[start + 8] - np.uint8(48)
-    ok = bool((d < 10).all()) and bool((bp[start + 9] < 0x21).all())
-    return d, ok
-
-
-def parse_plain_np(b: np.ndarray, num_features: int, vdtype):
-    """(labels, data, indices, indptr, lines, unsorted) of the plain lines of ``b``, or None
-    when ``b`` holds anything else (the caller then parses with the Numba kernels)."""
-    n = len(b)
-    if n == 0:
+def _single_digits(bp, colon):
+    """The values after the colons at ``colon`` (offsets in the segment; bp as from
+    _windows) as uint8 when every one is one digit (CTR-style data), else None."""
+    at = colon + 9  # bp[p + 8] is byte p: the byte after the colon
+    d = bp[at]
+    at += 1
+    if not (bp[at] < 0x21).all():  # the byte after the digit ends the token
         return None
+    d -= np.uint8(48)
+    if not (d < 10).all():
+        return None
+    return d
+
+
+def _indices(x):
+    """(indices as uint64, total digits) of the index tokens ending at the top bytes of x
+    (each x is the 8 bytes before a ':'), or (None, 0) when one is not 1-7 digits after a
+    byte below 0x21. x is overwritten."""
+    t = _terminators(x)
+    if not t.all():  # no terminator in the 8 bytes: 8 digits or more, or a stray byte
+        return None, 0
+    # the highest terminator byte k has bit 8k+7 as t's top bit: its float64 exponent is
+    # 1023+8k+7 (exact: the bits below cannot round t up to the next power of two)
+    e = t.astype(np.float64).view(_U)
+    e >>= _U(52)
+    e -= _U(1022)  # 8k+8: the index digits are the bytes at and above it
+    digits = 8 * len(e) - int(e.sum()) // 8
+    x >>= e
+    x <<= e  # the bytes up to the terminator cleared (a shift by 64 clears all)
+    x |= np.right_shift(_ZEROS, _U(64) - e)  # ... and set to '0'
+    idx, ok = _digits_value(x)
+    if not ok.all() or not (e < 64).all():  # a non-digit, or no digit at all
+        return None, 0
+    return idx, digits
+
+
+def parse_plain_np(buf: np.ndarray, lo: int, hi: int, num_features: int, vdtype):
+    """(labels, data, indices, indptr, lines, unsorted) of the plain lines of buf[lo:hi], or
+    None when they hold anything else (the caller then parses with the Numba kernels).
+
+    buf is read in place, the PAD_BEFORE bytes before ``lo`` and the PAD_AFTER after ``hi``
+    included: they must exist and be zeros, except that bytes after a segment that ends
+    with a newline, or before one that starts a line after a newline, may be anything
+    (every window that reaches them stops at that newline: see ``padded``).
+    """
+    n = hi - lo
+    if n <= 0:
+        return None
+    b = buf[lo:hi]
     nl = np.flatnonzero(b == 10)
     colon = np.flatnonzero(b == 58)
     spaces = int(np.count_nonzero(b == 32))
-    bp, w = _windows(b)
+    bp, w = _windows(buf, lo, hi)
     # ---- lines and labels
     starts = np.concatenate([np.zeros(1, np.int64), nl + 1])
     ends = np.concatenate([nl, [n]])
@@ -161,22 +207,12 @@ def parse_plain_np(b: np.ndarray, num_features: int, vdtype):
     if not ok.all():
         return None
     # ---- indices: the digits before each ':' (back to the space before them)
-    x = w[colon]
-    t = _terminators(x).byteswap()
-    m = _lowest_bytes(t).byteswap()  # the bytes after the last space
-    ok = t != 0
-    ok &= m != 0
-    idx_len = np.bitwise_count(m) >> 3
-    x &= m
-    x |= _ZEROS & ~m
-    idx, ok8 = _digits_value(x)
-    if not (ok & ok8).all():
-        return None
-    if len(idx) and int(idx.max()) >= num_features:
+    idx, idx_len = _indices(w[colon])
+    if idx is None or (len(idx) and int(idx.max()) >= num_features):
         return None
     # ---- values: from each ':' on
-    vals, ok = _single_digits(bp, colon + 1)
-    if ok:
+    vals = _single_digits(bp, colon)
+    if vals is not None:
         val_len = len(colon)
     else:
         vals, lens, ok = _numbers(w[colon + 9])
@@ -185,15 +221,14 @@ def parse_plain_np(b: np.ndarray, num_features: int, vdtype):
         val_len = int(lens.sum())
     # every byte is a space, newline or colon or lies in one of the tokens read (they are
     # disjoint runs), so nothing unread -- a bare token, a tab, a stray character -- remains
-    if (spaces + len(nl) + len(colon) + int(lab_len.sum()) + int(idx_len.sum()) + val_len
-            != n):
+    if spaces + len(nl) + len(colon) + int(lab_len.sum()) + idx_len + val_len != n:
         return None
     indptr = np.empty(int(rows.sum()) + 1, np.int64)
     indptr[0] = 0
     indptr[1:] = np.searchsorted(colon, ends[rows])
     if indptr[-1] != len(colon):
         return None
-    indices = idx.astype(np.int64)
+    indices = idx.view(np.int64)  # below num_features: the same bits, without a copy
     new_row = np.zeros(len(indices), bool)
     new_row[indptr[:-1][indptr[:-1] < len(indices)]] = True
     unsorted = bool(((indices[1:] <= indices[:-1]) & ~new_row[1:]).any())

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 from numba import config, njit
@@ -28,7 +29,6 @@ from numba import config, njit
 from ..base import FormatError
 from ..storage import CSR
 from . import _libsvm_np as _np_path
-from . import _parallel as _par
 
 __all__ = ["parse_libsvm_chunk", "LibSVMReader", "count_lines"]
 
@@ -388,16 +388,19 @@ def _as_u8(buf) -> np.ndarray:
     return b
 
 
-def _segment_bounds(b: np.ndarray, raw=None, min_bytes: int = 1 << 20) -> np.ndarray:
-    """Split offsets after newlines: one segment per thread for big buffers (``raw``: b's
-    bytes object, searched with bytes.find, when there is one)."""
+def _segment_bounds(b: np.ndarray, raw=None, min_bytes: int = 1 << 20, raw_off: int = 0
+                    ) -> np.ndarray:
+    """Split offsets after newlines: one segment per thread for big buffers (``raw``: a
+    bytes object holding b from offset ``raw_off`` on, searched with bytes.find, when there
+    is one)."""
     n = len(b)
     nseg = max(1, min(config.NUMBA_NUM_THREADS, n // min_bytes))
     bounds = [0]
     for k in range(1, nseg):
         pos = max(k * n // nseg, bounds[-1])
         if isinstance(raw, (bytes, bytearray)):
-            nl = raw.find(b"\n", pos, n)
+            nl = raw.find(b"\n", raw_off + pos, raw_off + n)
+            nl = nl - raw_off if nl >= 0 else -1
         else:
             hit = np.flatnonzero(b[pos:pos + (1 << 16)] == _NL)
             nl = pos + int(hit[0]) if len(hit) else _find_nl(b, pos)
@@ -445,22 +448,19 @@ def warm_numba(force=False) -> bool:
     return numba_ready()
 
 
-def _parse_segment(b, lo, hi, num_features, vdtype, numpy_path=None):
+def _parse_segment(b, lo, hi, num_features, vdtype, numpy_path=None, padded=None):
     """Parse b[lo:hi]: (labels, data, indices, indptr, lines, res); ``numpy_path``: None
-    picks the NumPy path while Numba is not set up, True always tries it, False never."""
+    picks the NumPy path while Numba is not set up, True always tries it, False never.
+    ``padded``: (buf, off) when b is buf[off:off + len(b)] with the zero bytes around it
+    that the NumPy path reads in place (_libsvm_np.parse_plain_np); None: it copies."""
     global _np_bytes
     size = hi - lo
-    # capacities from the size alone (a row takes at least 2 bytes, 'y\n', a feature 4,
-    # 'i:v '), trimmed after the parse without a copy: counting the newlines and colons
-    # first took a third of the parse time. Pages past what the parse writes are never
-    # touched.
-    labels = np.empty((size + 1) // 2, np.float32)
-    indptr = np.empty((size + 1) // 2 + 1, np.int64)
-    data = np.empty((size + 1) // 4, vdtype)
-    indices = np.empty((size + 1) // 4, np.int64)
-    seg = b[lo:hi]
     if numpy_path or (numpy_path is None and not numba_ready()):
-        got = _np_path.parse_plain_np(seg, num_features, vdtype)
+        if padded is None:
+            buf, off = _np_path.padded(b[lo:hi]), _np_path.PAD_BEFORE - lo
+        else:
+            buf, off = padded
+        got = _np_path.parse_plain_np(buf, off + lo, off + hi, num_features, vdtype)
         if got is not None:
             with _np_lock:
                 _np_bytes += size
@@ -470,6 +470,15 @@ def _parse_segment(b, lo, hi, num_features, vdtype, numpy_path=None):
             res[6] = 1  # rows sorted with NumPy too
             lines += 1 if size and b[hi - 1] != _NL else 0
             return labels, data, indices, indptr, lines, res
+    # capacities from the size alone (a row takes at least 2 bytes, 'y\n', a feature 4,
+    # 'i:v '), trimmed after the parse without a copy: counting the newlines and colons
+    # first took a third of the parse time. Pages past what the parse writes are never
+    # touched.
+    labels = np.empty((size + 1) // 2, np.float32)
+    indptr = np.empty((size + 1) // 2 + 1, np.int64)
+    data = np.empty((size + 1) // 4, vdtype)
+    indices = np.empty((size + 1) // 4, np.int64)
+    seg = b[lo:hi]
     res = np.zeros(7, np.int64)
     _parse_plain(seg, num_features, labels, data, indices, indptr, _CLS, _POW10, res)
     if res[2]:  # a form beyond the plain grammar, or an error to name: the full parser
@@ -479,6 +488,32 @@ def _parse_segment(b, lo, hi, num_features, vdtype, numpy_path=None):
         a.resize(k, refcheck=False)  # realloc: in place, the tail goes back to the heap
     lines = int(res[3]) + (1 if size and b[hi - 1] != _NL else 0)
     return labels, data, indices, indptr, lines, res
+
+
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def _run_segments(tasks):
+    """Run the segment parses: the first on this thread, the others on a pool (the kernels
+    and NumPy's bulk operations release the GIL). Not kernels/_parallel.run: its thread
+    count comes from numba.get_num_threads(), whose first call loads Numba's threading
+    layer (25 ms, on a fresh process's first batch)."""
+    global _pool
+    if len(tasks) == 1:
+        return [tasks[0]()]
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < len(tasks) - 1:
+            _pool = ThreadPoolExecutor(max_workers=len(tasks) - 1,
+                                       thread_name_prefix="sparsym-libsvm")
+        pool = _pool
+    futures = [pool.submit(t) for t in tasks[1:]]
+    try:
+        first = tasks[0]()
+    except BaseException:
+        wait(futures)  # the others read the caller's buffer: done before it returns
+        raise
+    return [first] + [f.result() for f in futures]
 
 
 def count_lines(buf) -> int:
@@ -555,16 +590,20 @@ def _parse_chunk(raw, b, num_features, fname, first_line_no, dtype, parallel, nu
 
 
 def _parse_parts(raw, b, num_features, fname, first_line_no, dtype, parallel,
-                 numpy_path=None):
+                 numpy_path=None, padded=None):
     """([(labels, CSR) of each segment of ``b``], lines): the segments parsed on threads,
     each kept as its own CSR (LibSVMReader yields them as they are: joining them would
-    copy every entry)."""
+    copy every entry). ``padded``: (buf, off) as for _parse_segment, ``raw`` then being
+    buf's bytearray."""
     num_features = int(num_features)
     vdtype = np.float64 if np.dtype(dtype) == np.float64 else np.float32
-    bounds = _segment_bounds(b, raw) if parallel else np.array([0, len(b)], np.int64)
-    tasks = [lambda lo=lo, hi=hi: _parse_segment(b, lo, hi, num_features, vdtype, numpy_path)
+    raw_off = 0 if padded is None else padded[1]
+    bounds = (_segment_bounds(b, raw, raw_off=raw_off) if parallel
+              else np.array([0, len(b)], np.int64))
+    tasks = [lambda lo=lo, hi=hi: _parse_segment(b, lo, hi, num_features, vdtype, numpy_path,
+                                                 padded)
              for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-    segs = _par.run(tasks) if len(tasks) > 1 else [tasks[0]()]
+    segs = _run_segments(tasks)
     lines = 0
     parts = []
     for s, (labels, data, indices, indptr, seg_lines, res) in enumerate(segs):
@@ -676,42 +715,60 @@ class LibSVMReader:
     def __iter__(self):
         warm_numba()  # after a first pass parsed with NumPy, Numba pays for itself
         line_no = 1  # relative to the part's first line; made absolute only for errors
+        before, after = _np_path.PAD_BEFORE, _np_path.PAD_AFTER
+        # one buffer for the pass, read into in place: the unfinished line at the end of a
+        # chunk moves to its front and the next chunk is read after it. Fresh 4 MB blocks
+        # per read (and the joins and the NumPy path's padded copies) took 3 new pages a
+        # byte, page faults that made a fresh process's first pass 20% slower.
+        store = bytearray(before + min(self.chunk_bytes, self.end - self.begin) + after)
+        have = 0  # bytes of the unfinished line at store[before:before + have]
         with open(self.path, "rb") as f:
             f.seek(self.begin)
             pos = self.begin
-            # the unfinished line as a list of blocks, joined once its end arrives: re-copying
-            # and re-scanning it per block made a long line cost quadratic time
-            pending, pending_len = [], 0
-            while pos < self.end or pending:
+            while pos < self.end or have:
                 want = min(self.chunk_bytes, self.end - pos)
-                blk = f.read(want) if want > 0 else b""
-                pos += len(blk)
-                if pos >= self.end:
-                    cut = pending_len + len(blk)  # the part's last line (may lack a newline)
+                if before + have + want + after > len(store):
+                    # a line longer than the chunk (a copy, not a resize: NumPy views of
+                    # the old buffer may live on in a traceback)
+                    grown = bytearray(2 * (before + have + want + after))
+                    grown[before:before + have] = store[before:before + have]
+                    store = grown
+                got = f.readinto(memoryview(store)[before + have:before + have + want]) \
+                    if want > 0 else 0
+                pos += got
+                end = before + have + got
+                if pos >= self.end or got < want:
+                    cut = have + got  # the part's last line (may lack a newline)
+                    pos = self.end
                 else:
-                    nl = blk.rfind(b"\n")
+                    nl = store.rfind(b"\n", before + have, end)
                     if nl < 0:  # a line longer than the chunk: read on
-                        pending.append(blk)
-                        pending_len += len(blk)
+                        have += got
                         continue
-                    cut = pending_len + nl + 1
-                buf = b"".join(pending + [blk]) if pending else blk
-                pending = [buf[cut:]] if cut < len(buf) else []
-                pending_len = len(buf) - cut
+                    cut = nl + 1 - before
                 if cut == 0:
                     break
-                chunk = _as_u8(buf)[:cut]
+                # the parser reads PAD_AFTER bytes past the chunk, zeros at the part's end
+                tail = bytes(store[before + cut:end])
+                store[before + cut:before + cut + after] = bytes(after)
+                buf = np.frombuffer(store, np.uint8)
+                buf.flags.writeable = False
+                chunk = buf[before:before + cut]
                 try:
                     parts, lines = _parse_parts(
-                        buf, chunk, self.num_features, self.path, line_no, self.dtype,
-                        self.parallel)
+                        store, chunk, self.num_features, self.path, line_no, self.dtype,
+                        self.parallel, padded=(buf, before))
                 except FormatError:
                     if self.begin == 0:
                         raise
                     # re-parse to name the absolute line number
-                    _parse_parts(buf, chunk, self.num_features, self.path,
-                                 line_no + self.first_line_no - 1, self.dtype, self.parallel)
+                    _parse_parts(store, chunk, self.num_features, self.path,
+                                 line_no + self.first_line_no - 1, self.dtype, self.parallel,
+                                 padded=(buf, before))
                     raise
+                del buf, chunk
+                store[before:before + len(tail)] = tail
+                have = len(tail)
                 line_no += lines
                 for labels, csr in parts:
                     if csr.shape[0]:

@@ -255,12 +255,19 @@ SHORT = ["0", "1", "-1", "+2", "0.5", ".25", "5.", "-0", "007", "-0.125", "12345
          "9999999", "+.5", "-.75", "0.0", "3.14159", "65535", "-9.5e", "1.2.3"]
 
 
+def _np_parse(text, nf, vdtype):
+    """The NumPy parser over ``text`` (bytes) between its zero paddings."""
+    from sparsym.kernels import _libsvm_np as P
+    buf = P.padded(np.frombuffer(text, np.uint8))
+    return P.parse_plain_np(buf, P.PAD_BEFORE, P.PAD_BEFORE + len(text), nf, vdtype)
+
+
 def _plain_corpus(rng, nrows, nf, numbers, seps=(" ", "  ")):
     lines = []
     for _ in range(nrows):
         k = rng.randint(0, 6)
-        idx = np.sort(rng.choice(nf, k, replace=False)) if rng.rand() < 0.8 else \
-            rng.randint(0, nf, k)
+        # distinct ascending indices (np.unique: choice(replace=False) permutes all nf)
+        idx = np.unique(rng.randint(0, nf, k)) if rng.rand() < 0.8 else rng.randint(0, nf, k)
         toks = [numbers[rng.randint(len(numbers))]]
         toks += [f"{i}:{numbers[rng.randint(len(numbers))]}" for i in idx]
         lines.append(seps[rng.randint(len(seps))].join(toks) + ["", " "][rng.randint(2)])
@@ -274,7 +281,6 @@ def test_numpy_path_matches_plain_kernel_bit_for_bit(vdtype):
     """The NumPy parser (a fresh process's first pass) gives _parse_plain's exact bits, or
     declines (malformed tokens in the corpus make some texts decline: then both agree
     that the plain grammar does not cover them)."""
-    from sparsym.kernels import _libsvm_np as P
     rng = np.random.RandomState(1)
     for trial in range(30):
         # well-formed numbers; one-digit ones alone take the CTR-data shortcut
@@ -283,7 +289,7 @@ def test_numpy_path_matches_plain_kernel_bit_for_bit(vdtype):
         for text in ("\n".join(lines) + "\n", "\n".join(lines), "\n" + "\n".join(lines)):
             nf = 10**7
             plain, _ = _both_kernels(text.encode(), nf)
-            got = P.parse_plain_np(np.frombuffer(text.encode(), np.uint8), nf, vdtype)
+            got = _np_parse(text.encode(), nf, vdtype)
             assert plain is not None and got is not None, text
             labels, data, indices, indptr, lines_, unsorted = got
             np.testing.assert_array_equal(labels, plain[0])
@@ -305,8 +311,7 @@ def test_numpy_path_matches_plain_kernel_bit_for_bit(vdtype):
 def test_numpy_path_declines_what_it_does_not_parse(text):
     """Beyond the plain grammar of short tokens, and every malformed line: None, so the
     Numba kernels parse it or name the error."""
-    from sparsym.kernels import _libsvm_np as P
-    assert P.parse_plain_np(np.frombuffer(text, np.uint8), 50, np.float32) is None
+    assert _np_parse(text, 50, np.float32) is None
 
 
 def test_numpy_path_through_parse_chunk_sorts_rows_and_raises_like_numba():
