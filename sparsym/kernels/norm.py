@@ -9,6 +9,7 @@ OpenBLAS GEMM stalls on a 2-core box (see kernels/conv.py).
 """
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import numpy as np
@@ -31,9 +32,8 @@ def update_moving(mm, mv, mean, var, momentum):
 
 def as3(x, axis):
     """(pre, C, post) view of the C-contiguous array x around ``axis``."""
-    pre = int(np.prod(x.shape[:axis], dtype=np.int64))
-    post = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
-    return x.reshape(pre, x.shape[axis], post)
+    # math.prod: np.prod costs ~5 us a call, a tenth of a small layer's whole BatchNorm
+    return x.reshape(math.prod(x.shape[:axis]), x.shape[axis], math.prod(x.shape[axis + 1:]))
 
 
 @njit(cache=True, nogil=True)

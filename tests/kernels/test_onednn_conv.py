@@ -199,3 +199,33 @@ def test_strided_pointwise_forward_on_the_pixels_read(xs, s):
     _close(oc.conv_forward(x, w, b, s, pad, dil, 1), ref)
     relu = [("eltwise", dnn.E.eltwise_relu, 0.0, 0.0)]
     _close(oc.conv_forward(x, w, b, s, pad, dil, 1, post_ops=relu), np.maximum(ref, 0))
+
+
+@pytest.mark.parametrize("pays", [None, True, False])
+def test_thread_count_measured_per_primitive(monkeypatch, pays):
+    # a primitive offered two threads runs on one where one measured faster (core._PAYS);
+    # either count gives the Numba kernels' results. ``None``: the timing itself runs
+    from sparsym.kernels import blas
+    from sparsym.kernels.onednn import core
+    monkeypatch.setattr(core._lib, "max_threads", lambda: 2)
+    monkeypatch.setattr(blas, "idle_cores", lambda: 2.0)
+    monkeypatch.setattr(core, "SMALL_WORK", 0)
+    monkeypatch.setattr(core, "_PAYS", {})
+    if pays is not None:
+        monkeypatch.setattr(core, "_parallel_pays",
+                            lambda key, create, n: core._PAYS.setdefault(key, pays))
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3, 16, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((24, 16, 1, 1)).astype(np.float32)
+    y = oc.conv_forward(x, w, None, (2, 2), (0, 0), (1, 1))
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    got = oc.conv_backward(x, w, dy, (2, 2), (0, 0), (1, 1), 1, False)
+    _close(y, kc.conv_forward(x, w, None, (2, 2), (0, 0), (1, 1), 1))
+    for r0, r1 in zip(kc.conv_backward(x, w, dy, (2, 2), (0, 0), (1, 1), 1, False), got):
+        assert (r0 is None) == (r1 is None)
+        if r0 is not None:
+            _close(r1, r0)
+    kinds = {k[-1] if k[-1] in ("bwd_data", "bwd_weights") else "fwd" for k in core._PAYS}
+    assert kinds == {"fwd", "bwd_data", "bwd_weights"}
+    for key, p in core._PAYS.items():
+        assert core.primitive(key, None, 1 << 22, tune=True).threads == (2 if p else 1)

@@ -19,7 +19,8 @@ set by ``sparsym._threading_env`` before libgomp loads), OpenBLAS stays at one t
 (``kernels.blas``), and a primitive of fewer than ``SMALL_WORK`` multiply-adds, or any
 primitive on a machine without an idle core, runs on one OpenMP thread
 (:func:`threads_for`; the count is part of the cache key, since oneDNN sizes its work split
-when a primitive is created).
+when a primitive is created). A convolution offered more threads is timed once on one
+thread and on those, and keeps one where that was faster (``primitive(..., tune=True)``).
 
 How an operator uses it
 -----------------------

@@ -12,6 +12,8 @@ biased (divided by N*H*W), as MXNet's.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import core
@@ -44,7 +46,7 @@ def _fwd_prim(md, eps, flags, prop):
         return core.create_pd("dnnl_batch_normalization_forward_primitive_desc_create", prop,
                               md.ptr, md.ptr, eps, flags)
     return core.primitive(("bnorm_fwd", md.key, eps, flags, prop), create,
-                          work=int(np.prod(md.shape)) * 2)
+                          work=math.prod(md.shape) * 2)
 
 
 def _back(like, t):
@@ -90,7 +92,7 @@ def backward(dy, x, scale, mean, var, eps, global_stats):
         return core.create_pd("dnnl_batch_normalization_backward_primitive_desc_create",
                               E.backward, md.ptr, md.ptr, md.ptr, eps, flags, fwd.pd)
     prim = core.primitive(("bnorm_bwd", md.key, eps, flags), create,
-                          work=int(np.prod(md.shape)) * 3)
+                          work=math.prod(md.shape) * 3)
     dx = core.Tensor(md)
     dscale, dshift = np.empty(c, np.float32), np.empty(c, np.float32)
     prim.execute({E.ARG_SRC: core.from_plain(x, md), E.ARG_DIFF_DST: core.from_plain(dy, md),

@@ -156,7 +156,7 @@ class ConvGeom:
             x, w, b, y = self._mds()
             return create_pd(self._name("forward"), prop, self._alg(), x.ptr, w.ptr,
                              None if b is None else b.ptr, y.ptr, *self._geo(), attr=attr)
-        return core.primitive(key, lambda: self._pd(create), self.macs)
+        return core.primitive(key, lambda: self._pd(create), self.macs, tune=True)
 
     def bwd_data(self):
         """Backward-data primitive (hinted by the training forward)."""
@@ -166,7 +166,8 @@ class ConvGeom:
             x, w, _, y = self._mds()
             return create_pd(self._name("backward_data"), self._alg(), x.ptr, w.ptr, y.ptr,
                              *self._geo(), hint.pd)
-        return core.primitive(self.key + ("bwd_data",), lambda: self._pd(create), self.macs)
+        return core.primitive(self.key + ("bwd_data",), lambda: self._pd(create), self.macs,
+                              tune=True)
 
     def bwd_weights(self):
         """Backward-weights (+ bias) primitive (hinted by the training forward)."""
@@ -177,7 +178,7 @@ class ConvGeom:
             return create_pd(self._name("backward_weights"), self._alg(), x.ptr, w.ptr,
                              None if b is None else b.ptr, y.ptr, *self._geo(), hint.pd)
         return core.primitive(self.key + ("bwd_weights",), lambda: self._pd(create),
-                              self.macs)
+                              self.macs, tune=True)
 
 
 _NO = Attr()

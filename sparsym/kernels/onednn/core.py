@@ -325,15 +325,28 @@ _cache_lock = threading.Lock()
 _stats = {"hits": 0, "misses": 0, "create_s": 0.0}
 
 
-def primitive(key, create, work=0):
+def primitive(key, create, work=0, tune=False):
     """The cached :class:`Primitive` for ``key``, else one from ``create()`` -> pd handle
     (``create`` builds its descriptors itself, usually through :func:`create_pd`). ``key``
     must name everything the descriptor depends on: kind, shapes, dtypes, layouts,
-    parameters, attributes. The thread count for ``work`` multiply-adds is added.
+    parameters, attributes. The thread count for ``work`` multiply-adds is added; with
+    ``tune``, a primitive offered more than one thread runs on one where that measured
+    faster (:func:`_parallel_pays`).
 
     A combination oneDNN does not implement raises :class:`OneDNNUnimplemented`; that
     answer is cached too (the caller falls back to its Numba kernel)."""
     threads = threads_for(work)
+    if tune and threads > 1 and work < TUNE_MAX_WORK:
+        pays = _PAYS.get(key)
+        if pays is None:
+            pays = _parallel_pays(key, create, threads)
+        if not pays:
+            threads = 1
+    return _cached(key, create, threads)
+
+
+def _cached(key, create, threads):
+    """The cached primitive of ``key`` on ``threads`` threads, created on a miss."""
     full = (key, threads)
     hit = _cache.get(full)
     if hit is not None:
@@ -359,6 +372,43 @@ def primitive(key, create, work=0):
         return prim
 
 
+# Whether a tuned primitive runs faster on its threads than on one (key -> bool). On the
+# 2-core VM with passive OpenMP workers some small primitives lost on two threads: oneDNN
+# 3.2's jit_1x1 weight gradient of ResNet-18's 1x1 stride-2 convolutions took 0.36-0.48 ms
+# on two threads against 0.15-0.22 ms on one (worker waiting active or passive alike),
+# LeNet's first-layer weight gradient 8.5 ms against 3.3, while others of as few
+# multiply-adds gained; a count per primitive, measured, beats a threshold of work.
+_PAYS: dict = {}
+TUNE_MAX_WORK = 1 << 28  # above this (~8 ms a call on one core) more threads always paid
+_TUNE_ROUNDS = 3  # timed runs of each thread count (after one untimed run of each)
+_TUNE_ARGS = tuple(getattr(E, "ARG_" + n) for n in (
+    "SRC", "SRC_1", "SRC_2", "DST", "DST_1", "DST_2", "WEIGHTS", "WEIGHTS_1", "BIAS",
+    "MEAN", "VARIANCE", "SCALE", "SHIFT", "WORKSPACE", "DIFF_SRC", "DIFF_SRC_1",
+    "DIFF_DST", "DIFF_DST_1", "DIFF_WEIGHTS", "DIFF_BIAS", "DIFF_SCALE", "DIFF_SHIFT"))
+
+
+def _parallel_pays(key, create, threads):
+    """Time the primitive of ``key`` on one thread and on ``threads`` (interleaved runs on
+    zero-filled buffers of its own layouts: a convolution's time does not depend on the
+    values) and record whether the parallel one was faster by the median."""
+    try:
+        cands = {t: _cached(key, create, t) for t in (1, threads)}
+    except _lib.OneDNNUnimplemented:
+        return True  # the caller's own call raises it
+    bufs = {t: {a: np.zeros(p.md(a).size, np.uint8) for a in _TUNE_ARGS if p.md(a).size}
+            for t, p in cands.items()}
+    times = {t: [] for t in cands}
+    for r in range(_TUNE_ROUNDS + 1):
+        for t, p in cands.items():
+            t0 = time.perf_counter()
+            p.execute(bufs[t])
+            if r:
+                times[t].append(time.perf_counter() - t0)
+    pays = bool(np.median(times[threads]) < np.median(times[1]))
+    _PAYS[key] = pays
+    return pays
+
+
 def cache_info():
     """{hits, misses, create_s (seconds spent creating primitives: descriptors and JIT),
     size} of the primitive cache, and load_s (library load, engine and stream)."""
@@ -369,6 +419,7 @@ def cache_clear():
     """Drop every cached primitive and reordered parameter."""
     with _cache_lock:
         _cache.clear()
+        _PAYS.clear()
         _REORDERED.clear()
         _reordered_bytes[0] = 0
 

@@ -10,6 +10,8 @@ slower than kernels/softmax.py). The LRN backward recomputes the forward's works
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import core
@@ -25,7 +27,7 @@ def _lrn_fwd_prim(shape, n, alpha, beta, k, prop):
         md = core.md_plain(shape, np.float32)
         return core.create_pd("dnnl_lrn_forward_primitive_desc_create", prop,
                               E.lrn_across_channels, md.ptr, md.ptr, n, alpha, beta, k)
-    return core.primitive(key, create, work=int(np.prod(shape)) * n)
+    return core.primitive(key, create, work=math.prod(shape) * n)
 
 
 def _lrn_run(prim, x):
@@ -50,7 +52,7 @@ def lrn_backward(dy, x, n, alpha, beta, k):
                               E.lrn_across_channels, md.ptr, md.ptr, md.ptr, n, alpha, beta,
                               k, fwd.pd)
     bwd = core.primitive(("lrn_bwd", shape, n, alpha, beta, k), create,
-                         work=int(np.prod(shape)) * n)
+                         work=math.prod(shape) * n)
     _, ws = _lrn_run(fwd, x)
     dx = np.empty(shape, np.float32)
     args = {E.ARG_SRC: core.from_plain(x, bwd.md(E.ARG_SRC)),
@@ -71,7 +73,7 @@ def _sm_fwd_prim(shape, axis, log, prop):
         return core.create_pd("dnnl_softmax_forward_primitive_desc_create", prop, _alg(log),
                               md.ptr, md.ptr, axis)
     return core.primitive(("softmax_fwd", shape, axis, log, prop), create,
-                          work=int(np.prod(shape)) * 4)
+                          work=math.prod(shape) * 4)
 
 
 def softmax_forward(x, axis, log=False):
