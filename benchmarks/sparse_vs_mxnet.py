@@ -20,7 +20,8 @@ Cases (``--cases``, comma-separated; all by default):
   the 8192 row compares with MXNet at batch 2147, its largest.
 - ``csv``: ``CSVIter`` full passes over a dense CSV file (100k rows of 64 values written
   ``%.4f``, 44.8 MB, and a label file of 0/1), batch 1024, MB/s of the data file as for
-  ``io`` (first pass in a fresh process, best of two more, with the import).
+  ``io`` (first pass in a fresh process, which sparsym parses with NumPy as for ``io``;
+  best of two more; with the import).
 - ``logreg_sgd``, ``logreg_adam``: sparse logistic regression (``dot(csr, row_sparse
   weight) + bias``, LogisticRegressionOutput), Module with a ``local`` kvstore and
   ``prepare`` pulling the batch's rows, batch 2048: samples/s of two epochs after a warm-up

@@ -19,7 +19,7 @@ from .. import storage as st
 from ..base import FormatError, MXNetError, ShapeError
 from ..kernels import csr as kcsr
 from ..kernels.csv import parse_csv_chunk
-from ..kernels.libsvm import LibSVMReader, _line_start_at_or_after
+from ..kernels.libsvm import LibSVMReader, _line_start_at_or_after, warm_numba
 from ..ndarray.ndarray import wrap
 from .io import DataBatch, DataDesc, MXDataIter, check_batch_size
 
@@ -391,6 +391,7 @@ class LibSVMIter(_BatchLoader):
 def _csv_chunks(path, ncols, dtype, chunk_bytes, num_parts=1, part_index=0):
     """Yield 2-D arrays of the CSV rows of ``path`` (the part's byte range): the blocks of
     each chunk, parsed in segments on threads by the GIL-free kernel."""
+    warm_numba()  # after a first pass parsed with NumPy, Numba pays for itself
     size = os.path.getsize(path)
     line_no = 1
     with open(path, "rb") as f:

@@ -14,7 +14,8 @@ lines. Anything else -- longer tokens, exponents, tabs, ``\\r``, comments, an in
 of range, every malformed line -- returns None, and the caller parses with the Numba
 kernels, which know the full grammar and name the error. The values are converted
 exactly as ``libsvm._parse_plain`` does (integer mantissa, one division by a power of
-ten), so both paths give the same bits.
+ten), so both paths give the same bits. ``parse_csv_np`` reads plain CSV files (floats of
+at most 7 characters between single commas) the same way for kernels/csv.py.
 """
 from __future__ import annotations
 
@@ -95,10 +96,22 @@ def _digits_value(x):
     return x, ok
 
 
-def _numbers(x):
+_COMMAS = _U(0x2C2C2C2C2C2C2C2C)
+
+
+def _numbers(x, comma=False):
     """Parse the decimal numbers starting at the lowest byte of each x (a token ends at a
-    byte below 0x21; x is overwritten): (values float64, token lengths, ok)."""
+    byte below 0x21, or with ``comma`` also at a ','; x is overwritten): (values float64,
+    token lengths, ok)."""
     t = _terminators(x)
+    if comma:  # 0x80 in each ',' byte (the exact zero-byte test of y = x ^ ',,,,')
+        y = x ^ _COMMAS
+        z = y & _M7F
+        z += _M7F
+        z |= y
+        z |= _M7F
+        np.invert(z, out=z)
+        t |= z
     m = _lowest_bytes(t)  # the token's bytes (a token of 8 bytes or more: t == 0, not ok)
     ok = t != 0
     length = np.bitwise_count(m) >> 3
@@ -242,3 +255,38 @@ def sort_rows(data, indices, indptr):
     order = np.lexsort((indices, rows))
     indices[:] = indices[order]
     data[:] = data[order]
+
+
+def parse_csv_np(buf: np.ndarray, lo: int, hi: int, ncols: int):
+    """(float64 rows of shape (lines, ncols), lines) of buf[lo:hi] (read in place, padded
+    as for parse_plain_np) when every line is ``ncols`` plain numbers of at most 7
+    characters separated by single commas, else None (kernels/csv.py's Numba kernel then
+    parses it: blank lines, spaces, exponents, longer numbers, errors). The values are the
+    kernel's bits, as for parse_plain_np."""
+    n = hi - lo
+    if n <= 0 or ncols < 1:
+        return None
+    b = buf[lo:hi]
+    nl = b == 10
+    sep = np.flatnonzero(nl | (b == 44))
+    lines = int(np.count_nonzero(nl))
+    if b[-1] != 10:  # the last line ends at the buffer's end (zeros follow: a terminator)
+        sep = np.append(sep, n)
+        lines += 1
+    if len(sep) % ncols or len(sep) == 0:
+        return None
+    ends = sep[ncols - 1::ncols]
+    if b[-1] != 10:
+        ends = ends[:-1]
+    # every ncols-th separator ends a line, and there are no other newlines
+    if len(ends) != int(np.count_nonzero(nl)) or not nl[ends].all():
+        return None
+    bp, w = _windows(buf, lo, hi)
+    starts = np.empty(len(sep), np.int64)
+    starts[0] = 8
+    np.add(sep[:-1], 9, out=starts[1:])  # w[p + 8] is the window at byte p
+    vals, length, ok = _numbers(w[starts], comma=True)
+    # the tokens and separators cover every byte: no space, tab, '\r' or stray byte
+    if not ok.all() or int(length.sum()) + int(np.count_nonzero(b == 44)) + len(ends) != n:
+        return None
+    return vals.reshape(-1, ncols), lines

@@ -14,7 +14,8 @@ import numpy as np
 from numba import njit
 
 from ..base import FormatError
-from . import _parallel as _par
+from . import _libsvm_np as _np_path
+from . import libsvm as _libsvm
 from .libsvm import _POW10, _parse_float, _segment_bounds
 
 __all__ = ["parse_csv_chunk"]
@@ -118,7 +119,15 @@ def _parse_csv(buf, out, as_int, pow10, res):
 
 
 def _parse_segment(b, lo, hi, raw, ncols, dtype):
-    """(rows array, lines, res) of b[lo:hi]."""
+    """(rows array, lines, res) of b[lo:hi]: with NumPy while Numba is not set up in this
+    process (its set-up costs 0.4 s of CPU, as for LibSVM files) and the lines are plain
+    floats, else with the Numba kernel."""
+    if np.dtype(dtype).kind == "f" and not _libsvm.numba_ready():
+        got = _np_path.parse_csv_np(_np_path.padded(b[lo:hi]), _np_path.PAD_BEFORE,
+                                    _np_path.PAD_BEFORE + hi - lo, ncols)
+        if got is not None:
+            _libsvm.count_numpy_bytes(hi - lo)
+            return got[0].astype(dtype, copy=False), got[1], np.zeros(5, np.int64)
     cap = (raw.count(b"\n", lo, hi) if raw is not None else
            int(np.count_nonzero(b[lo:hi] == _NL))) + 1
     out = np.empty((cap, ncols), dtype)
@@ -175,7 +184,7 @@ def parse_csv_chunk(buf, ncols, dtype=np.float32, fname="<buffer>", first_line_n
     bounds = (_segment_bounds(b, raw) if parallel else np.array([0, len(b)], np.int64)).tolist()
     tasks = [lambda lo=lo, hi=hi: _parse_segment(b, lo, hi, raw, ncols, dtype)
              for lo, hi in zip(bounds[:-1], bounds[1:])]
-    segs = _par.run(tasks) if len(tasks) > 1 else [tasks[0]()]
+    segs = _libsvm._run_segments(tasks)
     blocks, lines = [], 0
     for s, (block, seg_lines, res) in enumerate(segs):
         if res[1]:

@@ -426,6 +426,13 @@ _np_lock = threading.Lock()
 _WARM_AFTER = 16 << 20
 
 
+def count_numpy_bytes(size):
+    """Add ``size`` to the bytes the NumPy parsers (LibSVM, CSV) have read in this process."""
+    global _np_bytes
+    with _np_lock:
+        _np_bytes += size
+
+
 def numba_ready() -> bool:
     """Whether Numba's target context is set up in this process. Its first dispatch (any
     kernel's, cache warm or not) costs 0.4 s of CPU and imports numba.np.arraymath
@@ -453,7 +460,6 @@ def _parse_segment(b, lo, hi, num_features, vdtype, numpy_path=None, padded=None
     picks the NumPy path while Numba is not set up, True always tries it, False never.
     ``padded``: (buf, off) when b is buf[off:off + len(b)] with the zero bytes around it
     that the NumPy path reads in place (_libsvm_np.parse_plain_np); None: it copies."""
-    global _np_bytes
     size = hi - lo
     if numpy_path or (numpy_path is None and not numba_ready()):
         if padded is None:
@@ -462,8 +468,7 @@ def _parse_segment(b, lo, hi, num_features, vdtype, numpy_path=None, padded=None
             buf, off = padded
         got = _np_path.parse_plain_np(buf, off + lo, off + hi, num_features, vdtype)
         if got is not None:
-            with _np_lock:
-                _np_bytes += size
+            count_numpy_bytes(size)
             labels, data, indices, indptr, lines, unsorted = got
             res = np.zeros(7, np.int64)
             res[5] = unsorted
