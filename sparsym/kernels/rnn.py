@@ -276,10 +276,26 @@ def rnn_forward(mode, x, params, states, num_layers, bidirectional, p=0.0, rng=N
                 mode, x[:, a:b], params, [s[:, a:b] for s in states], num_layers,
                 bidirectional, [m if m is None else m[:, a:b] for m in masks], keep, proj)
             for a, b in parts])
-    out = np.concatenate([r[0] for r in res], axis=1)
-    finals = [np.concatenate([r[1][j] for r in res], axis=1) for j in range(len(states))]
+    out, finals = join_forward(res)
     cache = {"chunks": [r[2] for r in res], "parts": parts} if keep else None
     return out, finals, cache
+
+
+def join_forward(res):
+    """(out, finals) of the whole batch from the batch blocks' (out, finals, ...) results."""
+    out = np.concatenate([r[0] for r in res], axis=1)
+    return out, [np.concatenate([r[1][j] for r in res], axis=1) for j in range(len(res[0][1]))]
+
+
+def join_backward(res):
+    """(dx, dparams, dstates) of the whole batch from the blocks' results: the parameter
+    gradients summed, the rest joined along the batch."""
+    dvec = res[0][1]
+    for r in res[1:]:
+        dvec += r[1]
+    dx = np.concatenate([r[0] for r in res], axis=1)
+    dst = [np.concatenate([r[2][j] for r in res], axis=1) for j in range(len(res[0][2]))]
+    return dx, dvec, dst
 
 
 def _gemm_threads(macs):
@@ -302,12 +318,18 @@ def _chunks(mode, dtype, proj, N, work):
     return _parallel.split(N, n, 8)
 
 
+def batch_parts(mode, x, states, num_layers, bidirectional, proj=None):
+    """The batch blocks (row ranges) a fused call runs in, one per worker thread (a single
+    range: no blocks); kernels/onednn/rnn.py's primitives take the same blocks."""
+    return _chunks(mode, x.dtype, proj, x.shape[1],
+                   _work(mode, x.shape, states, num_layers, bidirectional))
+
+
 def batch_blocked(mode, x, states, num_layers, bidirectional, proj=None):
     """Whether :func:`rnn_forward` runs this call in batch blocks on several threads (one
     block per core: about 0.55x the one-thread time on two idle cores, MXNet's word
     language model shape)."""
-    return len(_chunks(mode, x.dtype, proj, x.shape[1], _work(mode, x.shape, states, num_layers,
-                                                     bidirectional))) > 1
+    return len(batch_parts(mode, x, states, num_layers, bidirectional, proj)) > 1
 
 
 def _work(mode, xshape, states, num_layers, bidirectional):
@@ -329,12 +351,7 @@ def rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
                 mode, c, dout[:, a:b], [g if g is None else g[:, a:b] for g in dstates],
                 num_layers, bidirectional)
             for c, (a, b) in zip(cache["chunks"], cache["parts"])])
-    dvec = res[0][1]
-    for r in res[1:]:
-        dvec += r[1]
-    dx = np.concatenate([r[0] for r in res], axis=1)
-    dst = [np.concatenate([r[2][j] for r in res], axis=1) for j in range(len(res[0][2]))]
-    return dx, dvec, dst
+    return join_backward(res)
 
 
 def _rnn_forward(mode, x, params, states, num_layers, bidirectional, masks, keep, proj):

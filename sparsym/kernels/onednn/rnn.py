@@ -108,16 +108,20 @@ def _work(mode, macs):
     return 0 if mode == "gru" else macs
 
 
-def _fwd_prim(mode, T, N, C, H, D, train):
+def _fwd_prim(mode, T, N, C, H, D, train, slot=None):
+    """The forward primitive; ``slot`` (a batch block's index) gives each block its own
+    primitive object, so blocks on different threads do not queue on one's lock, and runs
+    it on one thread (the other blocks hold the other cores)."""
     prop = E.forward_training if train else E.forward_inference
-    key = ("rnn_fwd", mode, T, N, C, H, D, prop)
+    key = ("rnn_fwd", mode, T, N, C, H, D, prop, slot)
 
     def create():
         m = _descs(mode, T, N, C, H, D)
         return core.create_pd(f"dnnl_{_CREATE[mode]}_forward_primitive_desc_create",
                               *_head(mode, prop, D), *_fwd_args(mode, m),
                               *_tail(mode, E.rnn_flags_undef))
-    return core.primitive(key, create, work=_work(mode, T * N * GATES[mode] * H * (C + H) * D))
+    work = 0 if slot is not None else _work(mode, T * N * GATES[mode] * H * (C + H) * D)
+    return core.primitive(key, create, work=work)
 
 
 def _weights_plain(mode, ws, dims):
@@ -148,26 +152,34 @@ def _plain_into(t, arr):
     return arr
 
 
-def forward(mode, x, Wi, Wh, bi, bh, h0, c0=None, train=False):
-    """(y (T, N, D*H), hT (D, N, H), cT or None, saved or None): one layer, ``Wi`` etc. are
-    lists with one entry per direction. ``saved`` (training) holds what :func:`backward`
-    needs."""
-    T, N, C = x.shape
-    D = len(Wi)
-    H = Wh[0].shape[1]
-    prim = _fwd_prim(mode, T, N, C, H, D, train)
-    wl_plain = _weights_plain(mode, Wi, (1, D, C, GATES[mode], H))
-    wi_plain = _weights_plain(mode, Wh, (1, D, H, GATES[mode], H))
-    wl = core.from_plain(wl_plain, prim.md(E.ARG_WEIGHTS_LAYER))
-    wi = core.from_plain(wi_plain, prim.md(E.ARG_WEIGHTS_ITER))
+def weights(mode, Wi, Wh, bi, bh):
+    """One layer's weights as the forward primitive takes them (``Wi`` etc. are lists with
+    one entry per direction): reordered once per call, shared by every batch block."""
+    D, H, C = len(Wi), Wh[0].shape[1], Wi[0].shape[1]
+    G = GATES[mode]
+    wl_plain = _weights_plain(mode, Wi, (1, D, C, G, H))
+    wi_plain = _weights_plain(mode, Wh, (1, D, H, G, H))
     bias = np.ascontiguousarray(np.stack([_bias(mode, b1, b2, H) for b1, b2 in zip(bi, bh)])
                                 [None], dtype=_F)
+    # the forward's weights layout is named (ldigo, see _descs): no primitive needed for it
+    return dict(wl=core.from_plain(wl_plain, core.md_tag((1, D, C, G, H), _F, E.ldigo)),
+                wi=core.from_plain(wi_plain, core.md_tag((1, D, H, G, H), _F, E.ldigo)),
+                bias=bias, wl_plain=wl_plain, wi_plain=wi_plain, D=D, H=H, C=C)
+
+
+def forward(mode, x, w, h0, c0=None, train=False, slot=None):
+    """(y (T, N, D*H), hT (D, N, H), cT or None, saved or None): one layer with the weights
+    ``w`` of :func:`weights`. ``saved`` (training) holds what :func:`backward` needs;
+    ``slot`` names a batch block (see :func:`_fwd_prim`)."""
+    T, N, C = x.shape
+    D, H = w["D"], w["H"]
+    prim = _fwd_prim(mode, T, N, C, H, D, train, slot)
     x = np.ascontiguousarray(x, dtype=_F)
     h0 = np.ascontiguousarray(h0, dtype=_F).reshape(1, D, N, H)
     y = np.empty((T, N, D * H), _F)
     hT = np.empty((1, D, N, H), _F)
-    args = {E.ARG_SRC_LAYER: x, E.ARG_SRC_ITER: h0, E.ARG_WEIGHTS_LAYER: _buf(wl),
-            E.ARG_WEIGHTS_ITER: _buf(wi), E.ARG_BIAS: bias, E.ARG_DST_LAYER: y,
+    args = {E.ARG_SRC_LAYER: x, E.ARG_SRC_ITER: h0, E.ARG_WEIGHTS_LAYER: _buf(w["wl"]),
+            E.ARG_WEIGHTS_ITER: _buf(w["wi"]), E.ARG_BIAS: w["bias"], E.ARG_DST_LAYER: y,
             E.ARG_DST_ITER: hT}
     cT = None
     if mode == "lstm":
@@ -183,8 +195,8 @@ def forward(mode, x, Wi, Wh, bi, bh, h0, c0=None, train=False):
     if train:
         # the weights in MXNet's (G*H, K) order, gates as oneDNN orders them: the layout
         # (ldgoi) the backward primitive takes as it is
-        saved = dict(x=x, h0=h0, c0=c0, y=y, hT=hT, cT=cT, bias=bias, ws=ws, fwd=prim,
-                     Wi=Wi, Wh=Wh, wl_plain=wl_plain, wi_plain=wi_plain)
+        saved = dict(x=x, h0=h0, c0=c0, y=y, hT=hT, cT=cT, bias=w["bias"], ws=ws, fwd=prim,
+                     D=D, H=H, wl_plain=w["wl_plain"], wi_plain=w["wi_plain"], slot=slot)
     return y, hT[0], (cT[0] if cT is not None else None), saved
 
 
@@ -200,12 +212,11 @@ def _buf(t):
 
 def backward(mode, saved, dy, dhT=None, dcT=None):
     """Gradients of one layer: (dx, dWi list, dWh list, dbi list, dbh list, dh0, dc0)."""
-    x, fwd = saved["x"], saved["fwd"]
+    x, fwd, slot = saved["x"], saved["fwd"], saved["slot"]
     T, N, C = x.shape
-    D = len(saved["Wi"])
-    H = saved["Wh"][0].shape[1]
+    D, H = saved["D"], saved["H"]
     G = GATES[mode]
-    key = ("rnn_bwd", mode, T, N, C, H, D)
+    key = ("rnn_bwd", mode, T, N, C, H, D, slot)
 
     def create():
         m = _descs(mode, T, N, C, H, D, E.ldgoi)  # the backward's weights layout
@@ -217,7 +228,8 @@ def backward(mode, saved, dy, dhT=None, dcT=None):
         return core.create_pd(f"dnnl_{_CREATE[mode]}_backward_primitive_desc_create",
                               *_head(mode, E.backward, D), *fa, *da,
                               *_tail(mode, E.rnn_flags_diff_weights_overwrite), fwd.pd)
-    prim = core.primitive(key, create, work=_work(mode, 3 * T * N * G * H * (C + H) * D))
+    work = 0 if slot is not None else _work(mode, 3 * T * N * G * H * (C + H) * D)
+    prim = core.primitive(key, create, work=work)
     wl = _laid_out(saved["wl_plain"], prim.md(E.ARG_WEIGHTS_LAYER))
     wi = _laid_out(saved["wi_plain"], prim.md(E.ARG_WEIGHTS_ITER))
     zeros = np.zeros((1, D, N, H), _F)
@@ -280,38 +292,80 @@ def supported(mode, x, params, states, proj):
 
 
 def rnn_forward(mode, x, params, states, num_layers, bidirectional, p=0.0, rng=None,
-                keep=False):
+                keep=False, parts=None):
     """The fused multi-layer RNN of ``kernels.rnn.rnn_forward`` (same arguments, results,
     dropout masks drawn in the same order) with one oneDNN primitive per layer; the cache
-    is for :func:`rnn_backward` only."""
+    is for :func:`rnn_backward` only.
+
+    ``parts``: row ranges of the batch that each run the whole stack on their own worker
+    thread, one oneDNN thread each (kernels.rnn.batch_parts). A row's recurrence never
+    reads another's, and a primitive call holds no GIL, so the blocks share nothing but the
+    weights, reordered once here."""
+    from .. import _parallel
     from .. import rnn as krnn
     T, N, C = x.shape
     H = states[0].shape[-1]
     D = 2 if bidirectional else 1
     table, _ = krnn.layout(mode, H, num_layers, bidirectional, C)
+    ws = [weights(mode, *([v[j] for v in views] for j in range(4)))
+          for views in ([krnn._views(params, table, li, d) for d in range(D)]
+                        for li in range(num_layers))]
+    masks = [None] * num_layers
+    if rng is not None and p > 0:  # the whole batch's masks, layer after layer
+        for li in range(num_layers - 1):
+            masks[li] = (rng.random((T, N, D * H)) >= p).astype(_F) / _F(1 - p)
+    if not parts or len(parts) < 2:
+        out, finals, layers = _stack(mode, x, ws, states, masks, keep, None)
+        cache = {"onednn": True, "layers": layers, "table": table} if keep else None
+        return out, finals, cache
+    res = _parallel.run([
+        lambda a=a, b=b, k=k: _stack(mode, x[:, a:b], ws, [s[:, a:b] for s in states],
+                                     [m if m is None else m[:, a:b] for m in masks], keep, k)
+        for k, (a, b) in enumerate(parts)])
+    out, finals = krnn.join_forward(res)
+    cache = ({"onednn": True, "blocks": [r[2] for r in res], "parts": parts, "table": table}
+             if keep else None)
+    return out, finals, cache
+
+
+def _stack(mode, x, ws, states, masks, keep, slot):
+    """(out, finals, per-layer saved list) of the whole stack over the rows in ``x``."""
+    D = ws[0]["D"]
     finals = [np.empty(s.shape, _F) for s in states]
     inp, layers = np.ascontiguousarray(x), []
-    for li in range(num_layers):
-        views = [krnn._views(params, table, li, d) for d in range(D)]
+    for li, w in enumerate(ws):
         sl = slice(li * D, (li + 1) * D)
-        y, hT, cT, saved = forward(mode, inp, *([v[j] for v in views] for j in range(4)),
-                                   states[0][sl], states[1][sl] if mode == "lstm" else None,
-                                   train=keep)
+        y, hT, cT, saved = forward(mode, inp, w, states[0][sl],
+                                   states[1][sl] if mode == "lstm" else None, keep, slot)
         finals[0][sl] = hT
         if mode == "lstm":
             finals[1][sl] = cT
-        mask = None
-        if rng is not None and p > 0 and li < num_layers - 1:
-            mask = (rng.random(y.shape) >= p).astype(_F) / _F(1 - p)
+        mask = masks[li]
         layers.append({"saved": saved, "mask": mask})
         inp = y * mask if mask is not None else y
-    cache = {"onednn": True, "layers": layers, "table": table} if keep else None
-    return inp, finals, cache
+    return inp, finals, layers
 
 
 def rnn_backward(mode, cache, dout, dstates, num_layers, bidirectional):
-    """(dx, dparams, [dh0(, dc0)]) from a ``keep=True`` :func:`rnn_forward`'s cache."""
-    table, layers = cache["table"], cache["layers"]
+    """(dx, dparams, [dh0(, dc0)]) from a ``keep=True`` :func:`rnn_forward`'s cache (per
+    batch block on the worker threads when the forward ran in blocks; the parameter
+    gradients are summed)."""
+    from .. import _parallel
+    from .. import rnn as krnn
+    table = cache["table"]
+    if "blocks" not in cache:
+        return _stack_backward(mode, table, cache["layers"], dout, dstates, num_layers,
+                               bidirectional)
+    res = _parallel.run([
+        lambda c=c, a=a, b=b: _stack_backward(
+            mode, table, c, dout[:, a:b], [g if g is None else g[:, a:b] for g in dstates],
+            num_layers, bidirectional)
+        for c, (a, b) in zip(cache["blocks"], cache["parts"])])
+    return krnn.join_backward(res)
+
+
+def _stack_backward(mode, table, layers, dout, dstates, num_layers, bidirectional):
+    """rnn_backward of one block's layers."""
     D = 2 if bidirectional else 1
     dvec = np.zeros(sum(int(np.prod(s)) for _, s in table.values()), _F)
     st0 = layers[0]["saved"]

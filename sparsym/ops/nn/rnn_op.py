@@ -5,11 +5,12 @@ parameter vector. A training forward keeps every step's gate activations (MXNet'
 space) for the backward op, found through the call's hidden seed output; a backward that
 cannot find them (the seed array was copied) reruns the forward keeping them. Dropout
 between layers draws its masks from a per-call seed kept in that hidden output, so a rerun
-sees the same masks. float32 LSTM and GRU calls without a projection run in batch blocks
-on the worker threads (kernels/rnn.py, its Numba-fused gates) when there is an idle core
-for them; otherwise, and for the other float32 modes, on oneDNN's RNN primitives (one per
-layer, kernels/onednn/rnn.py) where oneDNN is selected (on one thread both are GEMM-bound,
-oneDNN's ~5% faster; its own two-thread GRU was slower than one)."""
+sees the same masks. float32 calls that oneDNN takes run on its RNN primitives (one per
+layer, kernels/onednn/rnn.py) where oneDNN is selected, the others on the NumPy kernels
+(float32 LSTM and GRU through kernels/rnn_steps.py's Numba-fused gates). When there is an
+idle core for each worker thread, LSTM and GRU calls run in batch blocks on the worker
+threads (kernels/rnn.py batch_parts), each block the whole stack on one thread: the rows'
+recurrences are independent, and oneDNN's own two-thread GRU was slower than one."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +19,7 @@ from ... import _rng
 from ...kernels import onednn as dnn
 from ...kernels._kept import KeptWith
 from ...kernels.onednn import rnn as drnn
-from ...kernels.rnn import GATES, batch_blocked, layout, rnn_backward, rnn_forward
+from ...kernels.rnn import GATES, batch_parts, layout, rnn_backward, rnn_forward
 from ..core import rules
 from ..core.grad import kept, multi_bw
 from ..core.helpers import DNS, Checked, require
@@ -147,11 +148,10 @@ def _forward(a, xs, seed, keep):
     NumPy kernels; (out, finals, cache or None)."""
     args = (a.mode, xs[0], xs[1], list(xs[2:]), a.num_layers, a.bidirectional, a.p,
             _masks(a, seed))
-    if (not batch_blocked(a.mode, xs[0], xs[2:], a.num_layers, a.bidirectional,
-                          a.projection_size)
-            and drnn.supported(a.mode, xs[0], xs[1], xs[2:], a.projection_size)
-            and dnn.enabled()):
-        return drnn.rnn_forward(*args, keep=keep)
+    if drnn.supported(a.mode, xs[0], xs[1], xs[2:], a.projection_size) and dnn.enabled():
+        parts = batch_parts(a.mode, xs[0], xs[2:], a.num_layers, a.bidirectional,
+                            a.projection_size)
+        return drnn.rnn_forward(*args, keep=keep, parts=parts)
     return rnn_forward(*args, keep=keep, proj=a.projection_size)
 
 
