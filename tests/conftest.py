@@ -3,6 +3,11 @@ import numpy as np
 import pytest
 
 import sparsym as mx
+from sparsym.kernels import _twins
+
+# the compiled kernels from the first call, whatever ran before (tests/kernels/
+# test_numpy_twins.py checks the NumPy twins that a fresh process runs first)
+_twins.NUMBA_AFTER_WORK = 0
 
 
 @pytest.fixture(autouse=True)

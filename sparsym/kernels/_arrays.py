@@ -9,6 +9,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from . import _twins
+
 # A dense column -> position map (O(n) memory and time) beats sorting or binary search
 # (O(nnz log)) until n is this many times nnz.
 MAP_FACTOR = 32
@@ -91,6 +93,15 @@ def unique_positions(indices, n):
         # cache where a byte map and an int32 rank per value (5n bytes) were not; a batch's
         # 30k embedding ids among 1M rows took ~0.3 ms through those
         ids = np.ascontiguousarray(indices, dtype=np.int64).reshape(-1)
+        if not _twins.numba_on():
+            # the same map in NumPy (a byte per value), for a process where Numba is not
+            # set up: a value's position is the count of marked values below it
+            marks = np.zeros(n, np.bool_)
+            marks[ids] = True
+            uniq = np.flatnonzero(marks)
+            pos = np.cumsum(marks, dtype=np.int64)[ids] - 1
+            _twins.charge_numpy(n + len(ids), 4)
+            return uniq.astype(np.int64, copy=False), pos
         uniq, pos = np.empty(len(ids), np.int64), np.empty(len(ids), np.int64)
         words = (n + 63) >> 6
         cnt = _bit_positions(ids, np.zeros(words, np.uint64), np.empty(words, np.int64),

@@ -18,9 +18,18 @@ call. So a parallel twin that is neither compiled in this process nor in Numba's
 is compiled only once its serial twin has run ``COMPILE_AFTER_S`` seconds of this kind of
 work: a short job never compiles it, a long one pays a compile bounded by the time it has
 already spent (:func:`par_allowed`). Tests set ``COMPILE_AFTER_S = 0``.
+
+Before any of that, Numba's first dispatch in a process (any kernel, its disk cache warm or
+not) sets up Numba's typing and target contexts: ~0.4 s of CPU, imports of scipy.linalg,
+cffi and numpy.f2py included. A short small-batch job (the matrix factorization example
+trains in 0.4 s) paid more for it than for all its steps. So the kernels of such steps have
+NumPy twins, run while :func:`numba_on` is False: until something in the process has set
+Numba up, or those NumPy twins have done ``NUMBA_AFTER_WORK`` work (:func:`charge_numpy`),
+after which the set-up pays for itself. Tests set ``NUMBA_AFTER_WORK = 0``.
 """
 from __future__ import annotations
 
+import sys
 import time
 import types
 
@@ -41,6 +50,34 @@ COMPILE_AFTER_S = 2.0
 _READY = set()        # parallel dispatchers compiled here or found in the disk cache
 _ON_DISK_SEEN = set()  # dispatchers whose disk cache was looked at (looked at once)
 _SERIAL_S: dict = {}  # key -> serial seconds run while its parallel twin was not ready
+
+
+# Work of the NumPy twins (values touched per pass, ~1 ns each, plus CALL_WORK per NumPy
+# call, ~1 us) after which setting Numba up is worth it. Counted, not timed, so that where
+# a run switches (and so the rounding of the sums that differ between twins) does not
+# depend on the machine's load. ~0.4 s of NumPy work: by then the twins have cost about
+# the set-up's 0.4 s more than the compiled kernels would have (a ski-rental bound).
+NUMBA_AFTER_WORK = 400_000_000
+CALL_WORK = 1000
+_NP_WORK = [0]  # work done by the NumPy twins in this process
+_ON = [False]   # Numba is set up here (or due to be): the compiled kernels run
+
+
+def numba_on() -> bool:
+    """True when the compiled kernels should run: Numba is set up in this process (its
+    target context's refresh imports numba.np.arraymath), or the NumPy twins have done
+    ``NUMBA_AFTER_WORK`` work."""
+    if _ON[0]:
+        return True
+    if "numba.np.arraymath" in sys.modules or _NP_WORK[0] >= NUMBA_AFTER_WORK:
+        _ON[0] = True
+    return _ON[0]
+
+
+def charge_numpy(values, passes=1) -> None:
+    """Count a NumPy twin's ``passes`` NumPy calls over ``values`` values each toward
+    ``NUMBA_AFTER_WORK``."""
+    _NP_WORK[0] += passes * (int(values) + CALL_WORK)
 
 
 def _cached_on_disk(disp) -> bool:

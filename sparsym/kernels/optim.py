@@ -50,7 +50,12 @@ PARALLEL_MIN = 1 << 17  # values touched from which the parallel kernel may be u
 def _run(kern, size, *args):
     """Run ``kern``'s serial twin, or from PARALLEL_MIN values on the one the measured gate
     picks (a parallel update whose worker is descheduled on a busy machine stalls the
-    step); the parallel twin compiles only once the serial one has earned it."""
+    step); the parallel twin compiles only once the serial one has earned it. While Numba
+    is not set up in this process a kernel with a NumPy twin runs that instead."""
+    if len(kern) > 2 and not _twins.numba_on():
+        kern[2](*args)
+        _twins.charge_numpy(size, 10)
+        return
     if size < PARALLEL_MIN:
         kern[0](*args)
         return
@@ -359,10 +364,82 @@ def _ftml_k(w, g, d, v, z, rows, lazy, lr, b1, b2, eps, wd, rs, cg, c1, c2):
             w[r, j] = -zz / dt
 
 
-_SGD = _rowkernel(_sgd_k)
-_SGD_MOM = _rowkernel(_sgd_mom_k)
+# NumPy twins of the commonest updates, for a process where Numba is not set up yet
+# (_twins.numba_on): the same float64 arithmetic in the same order, so the same bits.
+def _rows_np(a, rows, lazy):
+    """The updated rows of ``a`` as float64 (a copy)."""
+    return (a.take(rows, axis=0) if lazy else a).astype(np.float64)
+
+
+def _put_np(a, rows, lazy, v):
+    """Store float64 ``v`` into the updated rows of ``a``."""
+    if lazy:
+        a[rows] = v
+    else:
+        a[...] = v
+
+
+def _grad_np(g, rs, cg):
+    """clip(rs * g) in float64."""
+    x = g.astype(np.float64)
+    x *= rs
+    if cg >= 0.0:
+        np.clip(x, -cg, cg, out=x)
+    return x
+
+
+def _sgd_np(w, g, rows, lazy, lr, wd, rs, cg):
+    x = _grad_np(g, rs, cg)
+    x *= lr
+    w0 = _rows_np(w, rows, lazy)
+    w0 *= 1.0 - lr * wd
+    w0 -= x
+    _put_np(w, rows, lazy, w0)
+
+
+def _sgd_mom_np(w, g, m, rows, lazy, lr, mu, wd, rs, cg):
+    x = _grad_np(g, rs, cg)
+    x *= lr
+    w0 = _rows_np(w, rows, lazy)
+    mm = _rows_np(m, rows, lazy)
+    mm *= mu
+    mm -= (lr * wd) * w0
+    mm -= x
+    _put_np(m, rows, lazy, mm)
+    w0 += mm
+    _put_np(w, rows, lazy, w0)
+
+
+def _adam_np(w, g, mean, var, rows, lazy, lr, b1, b2, eps, wd, rs, cg):
+    w0 = _rows_np(w, rows, lazy)
+    x = g.astype(np.float64)
+    x *= rs
+    x += wd * w0
+    if cg >= 0.0:
+        np.clip(x, -cg, cg, out=x)
+    mm = _rows_np(mean, rows, lazy)
+    mm *= b1
+    mm += (1.0 - b1) * x
+    vv = _rows_np(var, rows, lazy)
+    vv *= b2
+    t = (1.0 - b2) * x
+    t *= x
+    vv += t
+    _put_np(mean, rows, lazy, mm)
+    _put_np(var, rows, lazy, vv)
+    d = np.sqrt(vv)
+    d += eps
+    mm *= lr
+    mm /= d
+    w0 -= mm
+    _put_np(w, rows, lazy, w0)
+
+
+# (serial, parallel[, NumPy twin]): _run picks
+_SGD = _rowkernel(_sgd_k) + (_sgd_np,)
+_SGD_MOM = _rowkernel(_sgd_mom_k) + (_sgd_mom_np,)
 _NAG = _rowkernel(_nag_k)
-_ADAM = _rowkernel(_adam_k)
+_ADAM = _rowkernel(_adam_k) + (_adam_np,)
 _FTRL = _rowkernel(_ftrl_k)
 _ADAGRAD = _rowkernel(_adagrad_k)
 _RMSPROP = _rowkernel(_rmsprop_k)

@@ -12,6 +12,8 @@ import math
 import numpy as np
 from numba import njit
 
+from . import _twins
+
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
@@ -75,7 +77,11 @@ def broadcast_block(g, shape, axes):
         return None
     lead, mid, trail = lmt
     out = np.empty((lead, mid, trail), dtype=g.dtype)
-    _repeat_mid(np.ascontiguousarray(g).reshape(lead, trail), out)
+    if _twins.numba_on():
+        _repeat_mid(np.ascontiguousarray(g).reshape(lead, trail), out)
+    else:  # NumPy's broadcasting copy while Numba is not set up in this process
+        out[...] = g.reshape(lead, 1, trail)
+        _twins.charge_numpy(out.size)
     return out.reshape(tuple(shape))
 
 

@@ -16,7 +16,7 @@ from numba import njit, prange
 from ..base import ShapeError, normalize_axis
 from ..storage import IDX, RSP
 from . import _twins
-from ._arrays import common, find_sorted, prefetch, unique_positions
+from ._arrays import common, find_sorted, prefetch, quiet_fp, unique_positions
 from ._f16 import f16_safe
 from ._twins import twin
 
@@ -321,15 +321,23 @@ def clip_ids(idx, n) -> np.ndarray:
 
     Float ids (NDArrays default to float32) are cast and clipped in one compiled pass: the
     cast, np.maximum and np.minimum took three passes and ~3x as long over a batch's 30k
-    ids, which the embedding forward and backward both clip. Other dtypes take two ufunc
-    calls (np.clip on integers costs ~10 us of dtype-limit checks per call)."""
+    ids, which the embedding forward and backward both clip. Other dtypes, small batches
+    and a process where Numba is not set up yet (:func:`_twins.numba_on`) take a cast and
+    two ufunc calls (np.clip on integers costs ~10 us of dtype-limit checks per call)."""
     idx = np.asarray(idx)
     hi = max(int(n) - 1, 0)
     if idx.dtype.type in (np.float32, np.float64) and idx.size >= 256:
-        out = np.empty(idx.shape, IDX)
-        _clip_float_ids(np.ascontiguousarray(idx).reshape(-1), hi, _BIG_TO_ZERO,
-                        out.reshape(-1))
-        return out
+        if _twins.numba_on():
+            out = np.empty(idx.shape, IDX)
+            _clip_float_ids(np.ascontiguousarray(idx).reshape(-1), hi, _BIG_TO_ZERO,
+                            out.reshape(-1))
+            return out
+        with quiet_fp():  # NaN and huge ids cast as the kernel casts them, without warnings
+            ids = idx.astype(IDX)
+        np.maximum(ids, 0, out=ids)
+        np.minimum(ids, hi, out=ids)
+        _twins.charge_numpy(idx.size, 3)
+        return ids
     ids = idx.astype(IDX)
     np.maximum(ids, 0, out=ids)
     return np.minimum(ids, hi, out=ids)
@@ -465,6 +473,16 @@ def _segment_rows_par(inv, g, out, nb):
                     out[u, j] += g[t, j]
 
 
+def _segment_rows_np(inv, g, out):
+    """_segment_rows in NumPy, for a process where Numba is not set up: one bincount over
+    (row, column) keys, each sum taken in float64 in the order of t and rounded once (the
+    kernel rounds after each addition: the two may differ in the last bit)."""
+    m, k = out.shape
+    keys = (inv * k)[:, None] + np.arange(k)
+    out[...] = np.bincount(keys.reshape(-1), weights=g.reshape(-1), minlength=m * k
+                           ).reshape(m, k)
+
+
 def segment_rows_sum(inv, g, m) -> np.ndarray:
     """``out`` of ``m`` rows with ``out[inv[t]] += g[t]`` over every row t of 2-D ``g``
     (``inv`` int64 in [0, m)), added in the order of t; float16 through NumPy's add.at.
@@ -477,6 +495,10 @@ def segment_rows_sum(inv, g, m) -> np.ndarray:
         return out
     inv = np.ascontiguousarray(inv, dtype=np.int64)
     g = np.ascontiguousarray(g)
+    if not _twins.numba_on():
+        _segment_rows_np(inv, g, out)
+        _twins.charge_numpy(g.size, 4)
+        return out
     nb = numba.get_num_threads()
     _twins.run_gated("segment_rows", g.size, lambda: _segment_rows(inv, g, out),
                      lambda: _segment_rows_par(inv, g, out, nb), _segment_rows_par)
