@@ -106,9 +106,13 @@ def channel_affine(x, scale, shift, y, relu=False):
         fn, xa, ya = _affine2, x[:, :, 0], y[:, :, 0]
     else:
         fn, xa, ya = _affine3, x, y
-    parts = _parallel.split(pre, 4 * _parallel.workers())
+    work, n = x.size // 4, _parallel.workers()
+    if n == 1 or work < _parallel.MIN_PARALLEL_WORK:  # one call, not one per would-be task
+        fn(xa, scale, shift, ya, 0, pre, bool(relu))
+        return
+    parts = _parallel.split(pre, 4 * n)
     _parallel.run([partial(fn, xa, scale, shift, ya, a, b, bool(relu)) for a, b in parts],
-                  work=x.size // 4)
+                  work=work)
 
 
 @njit(cache=True, nogil=True)
