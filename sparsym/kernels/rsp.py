@@ -448,29 +448,41 @@ def _segment_rows(inv, g, out):
     _scatter_add(inv, g, out)
 
 
+@njit(cache=True)
+def _own_rows(out, inv, t, lo, hi):
+    """Prefetch the row that id ``t + _AHEAD_ROWS`` adds to when it lies in this task's
+    range [lo, hi) (the other ranges are written by other cores); True when id ``t`` does."""
+    n = inv.shape[0]
+    if t + _AHEAD_ROWS < n:
+        ua = inv[t + _AHEAD_ROWS]
+        if ua >= lo and ua < hi:
+            prefetch(out, ua * out.shape[1])
+    u = inv[t]
+    return u >= lo and u < hi
+
+
+@njit(cache=True)
+def _zero_task_rows(out, b, nb):
+    """Zero task ``b``'s share of ``out``'s rows (of ``nb`` equal ranges); returns it."""
+    m = out.shape[0]
+    lo = m * b // nb
+    hi = m * (b + 1) // nb
+    out[lo:hi] = 0
+    return lo, hi
+
+
 @njit(cache=True, parallel=True)
 def _segment_rows_par(inv, g, out, nb):
     """_segment_rows with the output rows split into ``nb`` ranges, one task each: a task
     zeroes its rows and scans every t, adding the rows that fall in its range (each row
     gets its additions in the serial order, so the sums are the same bit for bit)."""
-    m = out.shape[0]
-    k = g.shape[1]
     for b in prange(nb):
-        lo = m * b // nb
-        hi = m * (b + 1) // nb
-        for u in range(lo, hi):
-            for j in range(k):
-                out[u, j] = 0
-        n = inv.shape[0]
-        for t in range(n):
-            if t + _AHEAD_ROWS < n:
-                ua = inv[t + _AHEAD_ROWS]
-                if ua >= lo and ua < hi:
-                    prefetch(out, ua * k)
-            u = inv[t]
-            if u >= lo and u < hi:
-                for j in range(k):
-                    out[u, j] += g[t, j]
+        lo, hi = _zero_task_rows(out, b, nb)
+        for t in range(inv.shape[0]):
+            if _own_rows(out, inv, t, lo, hi):
+                dst = out[inv[t]]
+                for j in range(dst.shape[0]):
+                    dst[j] += g[t, j]
 
 
 def _segment_rows_np(inv, g, out):
@@ -602,26 +614,15 @@ def _bag_scatter(inv, vals, og, f, out):
 @njit(cache=True, parallel=True)
 def _bag_scatter_par(inv, vals, og, f, out, nb):
     """_bag_scatter with the output rows split into ``nb`` ranges (as _segment_rows_par)."""
-    m = out.shape[0]
-    k = out.shape[1]
     for b in prange(nb):
-        lo = m * b // nb
-        hi = m * (b + 1) // nb
-        for u in range(lo, hi):
-            for j in range(k):
-                out[u, j] = 0
-        n = inv.shape[0]
-        for t in range(n):
-            if t + _AHEAD_ROWS < n:
-                ua = inv[t + _AHEAD_ROWS]
-                if ua >= lo and ua < hi:  # only this task's rows: the others are written
-                    prefetch(out, ua * k)  # by other cores
-            u = inv[t]
-            if u >= lo and u < hi:
+        lo, hi = _zero_task_rows(out, b, nb)
+        for t in range(inv.shape[0]):
+            if _own_rows(out, inv, t, lo, hi):
+                dst = out[inv[t]]
                 src = og[t // f]
                 v = vals[t]
-                for j in range(k):
-                    out[u, j] += src[j] * v
+                for j in range(dst.shape[0]):
+                    dst[j] += src[j] * v
 
 
 def embedding_bag_grad_rsp(idx, vals, ograd, num_rows) -> RSP:

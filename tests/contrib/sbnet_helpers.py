@@ -92,28 +92,60 @@ def executor(sym, arrays, grad_req="write", aux=None):
     return sym.bind(mx.cpu(), args, args_grad=grads, grad_req=grad_req, aux_states=aux_states)
 
 
+def _probe(sym, arrays, aux):
+    """An executor without gradients on copies of ``arrays`` and ``aux``, for differences."""
+    return executor(sym, arrays, "null", None if aux is None else
+                    {k: v.copy() for k, v in aux.items()})
+
+
+def _slope(exe, arrays, head, name, v, eps, is_train):
+    """Central difference of <sym(arrays), head> along ``v`` in argument ``name``."""
+    arr, base, vals = exe.arg_dict[name], arrays[name], []
+    for sgn in (1, -1):
+        arr[:] = base + sgn * eps * v
+        vals.append((exe.forward(is_train=is_train)[0].asnumpy() * head).sum())
+    arr[:] = base
+    return (vals[0] - vals[1]) / (2 * eps)
+
+
 def numeric_grads(sym, arrays, head, wrt, aux=None, eps=1e-6, is_train=False):
     """d<sym(arrays), head>/d arrays[name] by central differences, for names in wrt.
 
     One executor is reused; training-mode forwards update moving statistics, which do not
     change training-mode outputs.
     """
-    exe = executor(sym, arrays, "null", None if aux is None else
-                   {k: v.copy() for k, v in aux.items()})
+    exe = _probe(sym, arrays, aux)
     out = {}
     for name in wrt:
-        arr = exe.arg_dict[name]
         base = arrays[name]
         g = np.zeros_like(base)
         for i in np.ndindex(base.shape):
-            vals = []
-            for sgn in (1, -1):
-                pert = base.copy()
-                pert[i] += sgn * eps
-                arr[:] = pert
-                y = exe.forward(is_train=is_train)[0].asnumpy()
-                vals.append((y * head).sum())
-            g[i] = (vals[0] - vals[1]) / (2 * eps)
-        arr[:] = base
+            unit = np.zeros_like(base)
+            unit[i] = 1
+            g[i] = _slope(exe, arrays, head, name, unit, eps, is_train)
         out[name] = g
     return out
+
+
+def assert_numeric_grads(grads, sym, arrays, head, wrt, aux=None, eps=1e-6, is_train=False,
+                         rtol=1e-5, atol=1e-6, small=64, directions=3, seed=0):
+    """Compare ``grads`` (name -> array) with central differences of <sym(arrays), head>.
+
+    Arrays of up to ``small`` elements are checked coordinate by coordinate; a larger one
+    along ``directions`` random Gaussian directions v (<grad, v> against the difference
+    quotient along v), which sees an error in any coordinate at a fraction of the forwards.
+    """
+    rng = np.random.default_rng(seed)
+    exe = _probe(sym, arrays, aux)
+    for name in wrt:
+        base, got = arrays[name], np.asarray(grads[name])
+        if base.size <= small:
+            num = numeric_grads(sym, arrays, head, [name], aux, eps, is_train)[name]
+            np.testing.assert_allclose(got, num, rtol=rtol, atol=atol, err_msg=name)
+            continue
+        for d in range(directions):
+            v = rng.standard_normal(base.shape)
+            np.testing.assert_allclose((got * v).sum(),
+                                       _slope(exe, arrays, head, name, v, eps, is_train),
+                                       rtol=rtol, atol=atol * np.sqrt(base.size),
+                                       err_msg=f"{name} along direction {d}")

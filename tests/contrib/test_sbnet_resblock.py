@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 from sbnet_helpers import (
+    assert_numeric_grads,
     executor,
     from_nhwc,
     naive_conv_nhwc,
-    numeric_grads,
     receptive_mask,
     to_nhwc,
 )
@@ -157,10 +157,8 @@ def test_numeric_gradients_through_the_block(layout, train, bsize):
     y = exe.forward(is_train=train)[0].asnumpy()
     head = RNG.standard_normal(y.shape)
     exe.backward(mx.nd.array(head, dtype=np.float64), is_train=train)
-    num = numeric_grads(s, vals, head, list(args), aux=aux, is_train=train)
-    for name in args:
-        np.testing.assert_allclose(exe.grad_dict[name].asnumpy(), num[name], rtol=1e-5,
-                                   atol=1e-6, err_msg=name)
+    grads = {name: exe.grad_dict[name].asnumpy() for name in args}
+    assert_numeric_grads(grads, s, vals, head, list(args), aux=aux, is_train=train)
     assert not exe.grad_dict["m"].asnumpy().any()
 
 
