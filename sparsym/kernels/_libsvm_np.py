@@ -64,6 +64,18 @@ def _terminators(x):
     return t
 
 
+def _bytes_equal(x, pattern):
+    """0x80 in each byte of x equal to that byte of ``pattern`` (the exact zero-byte test
+    of x ^ pattern, which marks no byte above a match falsely)."""
+    y = x ^ pattern
+    z = y & _M7F
+    z += _M7F
+    z |= y
+    z |= _M7F
+    np.invert(z, out=z)
+    return z
+
+
 def _lowest_bytes(t):
     """0xFF over the bytes below the lowest 0x80 bit of ``t`` (all but the top bit: t == 0)."""
     m = np.negative(t)
@@ -104,14 +116,8 @@ def _numbers(x, comma=False):
     byte below 0x21, or with ``comma`` also at a ','; x is overwritten): (values float64,
     token lengths, ok)."""
     t = _terminators(x)
-    if comma:  # 0x80 in each ',' byte (the exact zero-byte test of y = x ^ ',,,,')
-        y = x ^ _COMMAS
-        z = y & _M7F
-        z += _M7F
-        z |= y
-        z |= _M7F
-        np.invert(z, out=z)
-        t |= z
+    if comma:
+        t |= _bytes_equal(x, _COMMAS)
     m = _lowest_bytes(t)  # the token's bytes (a token of 8 bytes or more: t == 0, not ok)
     ok = t != 0
     length = np.bitwise_count(m) >> 3
@@ -124,16 +130,11 @@ def _numbers(x, comma=False):
     x -= c0
     x &= m
     x |= _ZEROS & ~m
-    y = x ^ _DOTS
-    dot = y & _M7F
-    dot += _M7F
-    dot |= y
-    dot |= _M7F
-    np.invert(dot, out=dot)
+    dot = _bytes_equal(x, _DOTS)
     has_dot = dot != 0
     below = _lowest_bytes(dot)  # the bytes before the '.' (all of them without one)
     # drop the '.': the bytes after it move down one, a '0' comes in at the top
-    np.right_shift(x, _U(8), out=y)
+    y = np.right_shift(x, _U(8))
     y |= _U(0x30 << 56)
     y &= ~below
     x &= below
