@@ -252,6 +252,47 @@ def test_pooling_bad_params():
 
 
 @pytest.mark.parametrize("onednn", [True, False])
+@pytest.mark.parametrize("want", ["data", "params"])
+def test_deconv_backward_computes_only_the_gradients_read(onednn, want):
+    # autograd's plan marks the gradients nothing reads; the deconvolution's backward skips
+    # them (one primitive each on oneDNN) and its gradients match the full backward's
+    from sparsym.kernels import onednn as dnn
+    if onednn and not dnn.available():
+        pytest.skip("oneDNN wheel not installed")
+    rng = np.random.default_rng(1)
+    x0 = rng.standard_normal((2, 16, 5, 5)).astype(np.float32)
+    w0 = rng.standard_normal((16, 8, 4, 4)).astype(np.float32)
+    b0 = rng.standard_normal(8).astype(np.float32)
+    kw = dict(kernel=(4, 4), stride=(2, 2), pad=(1, 1), num_filter=8, no_bias=False)
+    with dnn.use(onednn):
+        full = [mx.nd.array(v) for v in (x0, w0, b0)]
+        part = [mx.nd.array(v) for v in (x0, w0, b0)]
+        for a in full:
+            a.attach_grad()
+        for i in ([0] if want == "data" else [1, 2]):
+            part[i].attach_grad()
+        for arrs in (full, part):
+            with mx.autograd.record():
+                y = mx.nd.Deconvolution(*arrs, **kw)
+            y.backward(mx.nd.array(np.linspace(-1, 1, y.size, dtype=np.float32)
+                                   .reshape(y.shape)))
+        for i in ([0] if want == "data" else [1, 2]):
+            np.testing.assert_allclose(part[i].grad.asnumpy(), full[i].grad.asnumpy(),
+                                       rtol=1e-5, atol=1e-5)
+        c = mx.sym.Deconvolution(mx.sym.var("x"), name="d", **kw)
+        req = {"x": "write" if want == "data" else "null",
+               "d_weight": "null" if want == "data" else "write",
+               "d_bias": "null" if want == "data" else "write"}
+        exe = c.simple_bind(mx.cpu(), x=x0.shape, grad_req=req)
+        step, = [s for s in exe._plan.backward_steps if s.op_name == "_backward_Deconvolution"]
+        assert step.attrs["__unused__"] == ((1, 2) if want == "data" else (0,))
+        g = rng.standard_normal((2, 8, 10, 10)).astype(np.float32)
+        outs = step.kernel(step.attrs, [g, x0, w0])
+        assert [o is None for o in outs] == ([False, True, True] if want == "data"
+                                              else [True, False, False])
+
+
+@pytest.mark.parametrize("onednn", [True, False])
 @pytest.mark.parametrize("no_bias", [True, False])
 def test_conv_backward_computes_only_the_gradients_read(onednn, no_bias):
     from sparsym.kernels import onednn as dnn

@@ -577,12 +577,15 @@ def deconv_forward(x, w, b, stride, pad, dilate, num_group=1, adj=None):
     return _forward(geom, geom.fwd(E.forward_inference), x, w, b, yshape, dt)
 
 
-def deconv_backward(x, w, dy, stride, pad, dilate, num_group=1, adj=None, need_bias=True):
-    """(dx, dw, db) of :func:`deconv_forward`."""
+def deconv_backward(x, w, dy, stride, pad, dilate, num_group=1, adj=None, need_bias=True,
+                    need_data=True, need_weights=True):
+    """(dx, dw, db) of :func:`deconv_forward` (``need_data``/``need_weights`` as in
+    :func:`conv_backward`: what is not needed is None and not computed)."""
     dt = _dtype(x, w, dy)
     x, w, dy = (np.asarray(a, dt) for a in (x, w, dy))
     geom, yshape = deconv_geom(x, w, stride, pad, dilate, num_group, adj, need_bias, dt)
-    return _backward(geom, x, w, dy, yshape, dt, w.shape[1] * geom.g if need_bias else 0)
+    return _backward(geom, x, w, dy, yshape, dt, w.shape[1] * geom.g if need_bias else 0,
+                     need_data=need_data, need_weights=need_weights)
 
 
 __all__ += ["conv_geom", "deconv_geom", "to_plain"]

@@ -168,15 +168,19 @@ def _conv_fwd(a, xs):
     return (y if isinstance(y, dnn.Tensor) else y.astype(xs[1].dtype, copy=False),)
 
 
+def _needs(a):
+    """(need_data, need_weights) of a conv/deconv backward step: a gradient nothing reads
+    (the plan's ``__unused__``) is skipped: the data's of a first layer, the parameters' of
+    a frozen one (weight and bias come from one primitive)."""
+    unused = a.get("__unused__", ())
+    return 0 not in unused, 1 not in unused or (not a.no_bias and 2 not in unused)
+
+
 def _conv_bwd(a, xs):
     g, x, w = xs[0], xs[1], xs[2]
     s, p, d = _geom(a)
     args = (x, w, g, s, p, d, a.num_group, not a.no_bias, a.layout)
-    # a gradient nothing reads (the plan's ``__unused__``) is skipped: the data's of a first
-    # layer, the parameters' of a frozen one (weight and bias come from one primitive)
-    unused = a.get("__unused__", ())
-    need_data = 0 not in unused
-    need_weights = 1 not in unused or (not a.no_bias and 2 not in unused)
+    need_data, need_weights = _needs(a)
     res = dnn.attempt(dconv.conv_backward, *args, plain=not _keep_blocked(a),
                       need_data=need_data, need_weights=need_weights)
     if res is NotImplemented:
@@ -312,14 +316,19 @@ def _deconv_fwd(a, xs):
 def _deconv_bwd(a, xs):
     gy, x, w = xs[0], xs[1], xs[2]
     s, p, d, g, adj, ts = _deconv_args(a)
+    need_data, need_weights = _needs(a)
     res = NotImplemented
     if dnn.enabled():
         rp, radj = _deconv_pad_adj(a, x.shape[2:])
-        res = dnn.attempt(dconv.deconv_backward, x, w, gy, s, rp, d, g, radj, not a.no_bias)
+        res = dnn.attempt(dconv.deconv_backward, x, w, gy, s, rp, d, g, radj, not a.no_bias,
+                          need_data=need_data, need_weights=need_weights)
     if res is NotImplemented:
         res = kconv.deconv_backward(x, w, gy, s, p, d, g, adj, ts, not a.no_bias)
     dx, dw, db = res
-    out = (dx.astype(x.dtype, copy=False), dw.astype(w.dtype, copy=False))
+    dx = dx.astype(x.dtype, copy=False) if need_data else None
+    if not need_weights:
+        return (dx, None) + (() if a.no_bias else (None,))
+    out = (dx, dw.astype(w.dtype, copy=False))
     return out + (() if a.no_bias else (db.astype(w.dtype, copy=False),))
 
 
@@ -344,7 +353,7 @@ register(OpDef(
     """))
 register(OpDef(
     "_backward_Deconvolution", params=_DECONV, inputs=("ograd", "data", "weight"),
-    num_outputs=lambda a: 2 if a.no_bias else 3,
+    num_outputs=lambda a: 2 if a.no_bias else 3, skips_unused_outputs=True,
     dispatch=(Dispatch((DNS, DNS, DNS), (DNS,), _deconv_bwd),),
     infer_shape=_bwd_shape, infer_type=rules.same_type))
 
