@@ -49,10 +49,30 @@ def run(tasks, work=None):
             or (work is not None and work < MIN_PARALLEL_WORK)):
         return [t() for t in tasks]
     with _lock:
-        if _pool is None or _pool._max_workers != n:
-            _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="sparsym-sbnet")
+        if _pool is None or _pool._max_workers != n - 1:
+            _pool = ThreadPoolExecutor(max_workers=n - 1, thread_name_prefix="sparsym-sbnet")
         pool = _pool
-    return list(pool.map(_call_in_worker, tasks))
+    # the caller is one of the n workers: it takes tasks too instead of sleeping on the
+    # pool's (one thread hand-off fewer; its core stays busy from the start)
+    results = [None] * len(tasks)
+    order = iter(range(len(tasks)))
+    take = threading.Lock()
+
+    def drain():
+        while True:
+            with take:
+                i = next(order, None)
+            if i is None:
+                return
+            results[i] = tasks[i]()
+
+    helpers = [pool.submit(_call_in_worker, drain) for _ in range(min(n, len(tasks)) - 1)]
+    try:
+        _call_in_worker(drain)
+    finally:
+        for f in helpers:  # a failed task on the caller still waits for the others
+            f.result()
+    return results
 
 
 def in_worker() -> bool:

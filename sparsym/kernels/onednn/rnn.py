@@ -307,9 +307,14 @@ def rnn_forward(mode, x, params, states, num_layers, bidirectional, p=0.0, rng=N
     H = states[0].shape[-1]
     D = 2 if bidirectional else 1
     table, _ = krnn.layout(mode, H, num_layers, bidirectional, C)
-    ws = [weights(mode, *([v[j] for v in views] for j in range(4)))
-          for views in ([krnn._views(params, table, li, d) for d in range(D)]
-                        for li in range(num_layers))]
+
+    def layer(li):
+        views = [krnn._views(params, table, li, d) for d in range(D)]
+        return weights(mode, *([v[j] for v in views] for j in range(4)))
+    # the layers' weight reorders (one thread each) run side by side when the call takes
+    # the cores in batch blocks anyway
+    ws = (_parallel.run([lambda li=li: layer(li) for li in range(num_layers)])
+          if parts and len(parts) > 1 else [layer(li) for li in range(num_layers)])
     masks = [None] * num_layers
     if rng is not None and p > 0:  # the whole batch's masks, layer after layer
         for li in range(num_layers - 1):

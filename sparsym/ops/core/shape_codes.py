@@ -1,7 +1,7 @@
 """MXNet's Reshape shape codes (0, -1, -2, -3, -4, reverse)."""
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from ...base import ShapeError
 
@@ -61,13 +61,13 @@ def _resolve(src, spec, reverse):
         else:
             raise ShapeError(f"Reshape: invalid shape code {c} in {spec}")
         j += 1
-    total = int(np.prod(src, dtype=np.int64))
+    total = int(math.prod(src))
     if infer >= 0:
-        rest = int(np.prod([d for k, d in enumerate(out) if k != infer], dtype=np.int64))
+        rest = int(math.prod(d for k, d in enumerate(out) if k != infer))
         if rest == 0 or total % rest:
             raise ShapeError(f"Reshape: cannot reshape {src} into {spec}")
         out[infer] = total // rest
-    if int(np.prod(out, dtype=np.int64)) != total:
+    if math.prod(out) != total:
         raise ShapeError(f"Reshape: target shape {tuple(out)} (from {spec}) has a different size "
                          f"than source shape {src}")
     return tuple(out)
