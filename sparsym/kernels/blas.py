@@ -168,6 +168,23 @@ def _machine():
     return (sum(v) - v[3] - v[4]) / _HZ, running  # steal counts as busy: not ours to use
 
 
+def _own_running() -> int:
+    """This process's threads running now (at least the caller): the tasks of
+    ``procs_running`` that are not other processes' (a pool thread finishing its block, an
+    OpenMP thread winding down)."""
+    n = 0
+    try:
+        for t in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{t}/stat", "rb") as f:
+                    n += f.read().rsplit(b")", 1)[1].split()[0] == b"R"
+            except OSError:  # the thread ended meanwhile
+                pass
+    except OSError:
+        pass
+    return max(1, n)
+
+
 def idle_cores() -> float:
     """Cores other processes leave free: usable CPUs minus the CPU time the rest of the
     machine used over the last half second or more (from /proc/stat, this process's own
@@ -177,7 +194,8 @@ def idle_cores() -> float:
     threads raises it to two and would put that same run on one thread (ResNet-18
     inference in a benchmark that follows MXNet's two spinning threads, for one).
     The first figure, before an interval has passed, counts the tasks running at that
-    moment (this one aside); without /proc/stat it is cores minus the load average."""
+    moment (this process's own aside); without /proc/stat it is cores minus the load
+    average."""
     now = time.monotonic()
     if now - _load[0] < SAMPLE_S:
         return _load[1]
@@ -193,7 +211,7 @@ def idle_cores() -> float:
     own = time.process_time()
     prev = _load[2]
     if prev is None or now - prev[0] > STALE_S:
-        others = max(0, m[1] - 1)
+        others = max(0, m[1] - _own_running())
     else:
         others = max(0.0, (m[0] - prev[1]) - (own - prev[2])) / (now - prev[0])
     _load[0], _load[1], _load[2] = now, ncpu - others, (now, m[0], own)

@@ -102,6 +102,27 @@ def test_idle_cores_leaves_out_this_process(monkeypatch, busy, own, others):
     blas._load[:] = [-10.0, 0.0, None]
 
 
+@pytest.mark.parametrize("running, own, idle", [
+    (3, 2, 1.0),  # a pool thread of this process still running, one other process
+    (3, 3, 2.0),  # all three running tasks are this process's threads
+    (1, 1, 2.0),
+])
+def test_first_figure_leaves_out_this_processs_running_threads(monkeypatch, running, own,
+                                                                idle):
+    from sparsym.kernels import blas
+    monkeypatch.setattr(blas, "_machine", lambda: (1000.0, running))
+    monkeypatch.setattr(blas, "_own_running", lambda: own)
+    monkeypatch.setattr(blas, "_ncpu", lambda: 2)
+    blas._load[:] = [-10.0, 0.0, None]
+    assert blas.idle_cores() == idle
+    blas._load[:] = [-10.0, 0.0, None]
+
+
+def test_own_running_counts_the_caller():
+    from sparsym.kernels import blas
+    assert blas._own_running() >= 1
+
+
 @pytest.mark.parametrize("var", ["OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
                                  "SPARSYM_BLAS_POLICY"])
 def test_user_environment_turns_the_policy_off(var):
