@@ -199,6 +199,15 @@ def test_strided_pointwise_forward_on_the_pixels_read(xs, s):
     _close(oc.conv_forward(x, w, b, s, pad, dil, 1), ref)
     relu = [("eltwise", dnn.E.eltwise_relu, 0.0, 0.0)]
     _close(oc.conv_forward(x, w, b, s, pad, dil, 1, post_ops=relu), np.maximum(ref, 0))
+    # the backward runs on the same pixels: dx is zero at the others; each gradient alone too
+    dy = rng.standard_normal(ref.shape).astype(np.float32)
+    want = kc.conv_backward(x, w, dy, s, pad, dil, 1, True)
+    for got in (oc.conv_backward(x, w, dy, s, pad, dil, 1, True),
+                oc.conv_backward(x, w, dy, s, pad, dil, 1, True, need_weights=False),
+                oc.conv_backward(x, w, dy, s, pad, dil, 1, True, need_data=False)):
+        for g, r in zip(got, want):
+            if g is not None:
+                _close(g, r)
 
 
 @pytest.mark.parametrize("pays", [None, True, False])

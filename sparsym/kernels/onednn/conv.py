@@ -94,7 +94,7 @@ class ConvGeom:
     """One convolution's geometry and descriptors' key (internal)."""
 
     __slots__ = ("nd", "cl", "g", "s", "p", "pr", "d", "dt", "xdims", "wdims", "ydims",
-                 "bias", "deconv", "key", "macs", "ok_gemm")
+                 "bias", "deconv", "key", "macs", "ok_gemm", "hint")
 
     def __init__(self, x_shape, w_ldims, y_shape, stride, pad, pad_r, dilate, g, dt, bias,
                  deconv, cl):
@@ -112,6 +112,7 @@ class ConvGeom:
         sp = self.xdims[2:] if deconv else self.ydims[2:]
         self.macs = int(self.xdims[0] * k * int(np.prod(sp)))
         self.ok_gemm = None  # _batch_gemm_weights's answer
+        self.hint = None  # _hint's primitive
 
     def _mds(self):
         # channel-last callers keep channel-last data: at SBNet's 24 channels the backward
@@ -169,9 +170,16 @@ class ConvGeom:
                              None if b is None else b.ptr, y.ptr, *self._geo(), attr=attr)
         return core.primitive(key, lambda: self._pd(create), self.macs, tune=True)
 
+    def _hint(self):
+        """The training forward that hints the backward primitives (kept: looking it up
+        cost as much as the backward primitive's own lookup, on every call)."""
+        if self.hint is None:
+            self.hint = self.fwd(E.forward_training)
+        return self.hint
+
     def bwd_data(self):
         """Backward-data primitive (hinted by the training forward)."""
-        hint = self.fwd(E.forward_training)
+        hint = self._hint()
 
         def create():
             x, w, _, y = self._mds()
@@ -182,7 +190,7 @@ class ConvGeom:
 
     def bwd_weights(self):
         """Backward-weights (+ bias) primitive (hinted by the training forward)."""
-        hint = self.fwd(E.forward_training)
+        hint = self._hint()
 
         def create():
             x, w, b, y = self._mds()
@@ -309,11 +317,20 @@ def _win(w, geom, want, scale=None):
             return np.ascontiguousarray(w * scale.reshape(bshape), w.dtype)
         wl, ws = _wdims(_Contiguous(w), geom.nd, geom.cl, geom.g, geom.deconv)
         return core.reordered(w, md_plain(wl, geom.dt, ws), want, derive=scaled, key=(scale,))
-    wl, ws = _wdims(w, geom.nd, geom.cl, geom.g, geom.deconv)
-    md = md_plain(wl, geom.dt, ws)
+    key = (w.shape, w.strides, w.itemsize, geom.nd, geom.cl, geom.g, geom.deconv, geom.dt)
+    md = _WMDS.get(key)
+    if md is None:
+        wl, ws = _wdims(w, geom.nd, geom.cl, geom.g, geom.deconv)
+        md = md_plain(wl, geom.dt, ws)
+        if len(_WMDS) > 4096:
+            _WMDS.clear()
+        _WMDS[key] = md
     if md.key == want.key:
         return w
     return core.reordered(w, md, want)  # kept while w is unchanged (inference)
+
+
+_WMDS: dict = {}  # _win's descriptors of MXNet weights, by shape, strides and geometry
 
 
 def _wout(w_shape, dt, geom, prim, args, pending):
