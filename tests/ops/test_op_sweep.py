@@ -369,6 +369,8 @@ NO_MXNET_REFERENCE = {
     **dict.fromkeys(("_contrib_fft", "_contrib_ifft", "_contrib_count_sketch"),
                     "GPU-only in MXNet 1.9.1: NumPy references in sweep_cases_nn"),
     "_set_value": "fills out= (no inputs): NumPy reference in sweep_cases_nn",
+    "_rnn_param_flat": "sparsym's own (a Gluon RNN layer's flat parameters; MXNet has no "
+                       "such op): tests/gluon/test_rnn_param_flat.py",
     # landed without sweep cases yet (their own tests check values against NumPy): give
     # them cases in sweep_cases.py, rerun make_mxnet_sweep_fixtures.py, drop them here
     **dict.fromkeys(("SequenceLast", "SequenceMask", "SequenceReverse", "_adamw_update",

@@ -179,11 +179,14 @@ class _RNNLayer(HybridBlock):
         if self._layout == "NTC":
             inputs = F.swapaxes(inputs, dim1=0, dim2=1)
         gs = ["i2h", "h2h", "h2r"] if self._projection_size else ["i2h", "h2h"]
-        params = [kwargs[f"{d}{lyr}_{g}_{t}"].reshape((-1,))
+        params = [kwargs[f"{d}{lyr}_{g}_{t}"]
                   for t in ["weight", "bias"] for lyr in range(self._num_layers)
                   for d in ["l", "r"][:self._dir] for g in gs
                   if g != "h2r" or t != "bias"]
-        params = F._internal._rnn_param_concat(*params, dim=0)
+        if F is ndarray:  # one recorded call instead of a reshape per parameter and a concat
+            params = F._internal._rnn_param_flat(*params)
+        else:  # the graph MXNet's layer builds (exported symbols read the same in MXNet)
+            params = F._internal._rnn_param_concat(*[p.reshape((-1,)) for p in params], dim=0)
         rnn_args = list(states) + ([sequence_length] if self._use_sequence_length else [])
         opts = {}
         if self._lstm_state_clip_min is not None:

@@ -545,6 +545,46 @@ register(OpDef(
     """))
 
 
+_FLAT = Params(num_args=Field("int"))
+
+
+def _flat_shape(attrs, ins, outs):
+    if all(s is not None and None not in s for s in ins):
+        rules.set_shape(outs, 0, (sum(prod(s) for s in ins),), "output")
+    return ins, outs
+
+
+def _flat_bwd(a, xs):
+    g = xs[0]
+    out, at = [], 0
+    for x in xs[1:]:
+        out.append(g[at:at + x.size].reshape(x.shape))  # views of a fresh gradient
+        at += x.size
+    return tuple(out)
+
+
+register(OpDef(
+    "_rnn_param_flat", params=_FLAT, inputs=_n_args, key_var_num_args="num_args",
+    dispatch=(Dispatch((DNS, "..."), (DNS,), lambda a, xs: (np.concatenate(
+        [st.todense(x).reshape(-1) for x in xs]),)),),
+    infer_shape=_flat_shape, infer_type=rules.same_type,
+    gradient=lambda node, og: multi_bw("_backward_rnn_param_flat", [og[0]] + list(node.inputs),
+                                       node, "backward", len(node.inputs), **kept(node)),
+    doc="""The arrays flattened and joined into one vector: a Gluon recurrent layer's fused
+    parameters in one recorded call (``_rnn_param_concat`` of each one's ``reshape(-1)``).
+
+    Parameters
+    ----------
+    *data : NDArrays
+    num_args : int (set automatically)
+    """))
+register(OpDef(
+    "_backward_rnn_param_flat", params=_FLAT, inputs=lambda a: ("ograd",) + _n_args(a),
+    num_outputs=lambda a: a.num_args,
+    dispatch=(Dispatch((DNS, "..."), (DNS,), _flat_bwd),),
+    infer_shape=rules.grads_like_inputs(1), infer_type=rules.same_type))
+
+
 # ----------------------------------------------------------------------------- stack
 def _stack_check(op, a):
     require(a.num_args >= 1, op, f"num_args must be positive, got {a.num_args}")
