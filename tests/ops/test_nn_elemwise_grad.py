@@ -35,6 +35,15 @@ def test_unary_forward_and_gradient(op):
     check_numeric_gradient(s, {"x": x}, numeric_eps=1e-5, rtol=1e-4, atol=1e-6, dtype=np.float64)
 
 
+def test_rint_and_round_on_halves_as_mxnet():
+    # MXNet 1.9.1's values: rint takes the floor on a tie (n.5 -> n, -n.5 -> -n-1), round
+    # goes away from zero; NumPy's rint would give 2.0 for 1.5 and -0.0 for -0.5
+    x = mx.nd.array([0.5, 1.5, 2.5, -0.5, -1.5, -0.3, 0.49999997, -2.7])
+    assert mx.nd.rint(x).asnumpy().tolist() == [0, 1, 2, -1, -2, 0, 0, -3]
+    assert mx.nd.round(x).asnumpy().tolist() == [1, 2, 3, -1, -2, 0, 0, -3]
+    assert mx.nd.rint(x.astype("float64")).asnumpy().tolist() == [0, 1, 2, -1, -2, 0, 0, -3]
+
+
 @pytest.mark.parametrize("op", ["elemwise_add", "elemwise_sub", "elemwise_mul", "elemwise_div",
                                 "_power", "_maximum", "_minimum", "_hypot", "broadcast_power",
                                 "broadcast_maximum", "broadcast_minimum", "broadcast_hypot"])

@@ -60,6 +60,13 @@ def round_half_away(x):
     return np.copysign(r, x)
 
 
+def round_half_down(x):
+    """MXNet's rint: the nearer of floor and ceil, floor on a tie (n.5 -> n, -n.5 -> -n-1;
+    NumPy's rint goes to even)."""
+    f, c = np.floor(x), np.ceil(x)
+    return np.where(x - f <= c - x, f, c)
+
+
 def mod_or_zero(a, b):
     """MXNet's mod: a - floor(a / b) * b (the divisor's sign), and 0 where b == 0."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -274,7 +281,7 @@ unary("square", np.square, lambda x: 2 * x, grad_keeps=True, d2=2.0)
 unary("relu", lambda x: np.maximum(x, 0), lambda x: (x > 0).astype(x.dtype), grad_keeps=True,
       d2=0)
 for _n, _f in (("ceil", np.ceil), ("floor", np.floor), ("round", round_half_away),
-               ("rint", np.rint),
+               ("rint", round_half_down),
                ("fix", np.fix), ("trunc", np.trunc)):
     unary(_n, _f, 0)
 unary("sqrt", np.sqrt, lambda x: 0.5 / np.sqrt(x), d2=lambda x: -0.25 * x ** -1.5)
