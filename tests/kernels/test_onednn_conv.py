@@ -54,7 +54,11 @@ def test_conv_matches_numba(xs, ws, s, p, d, g, layout, bias):
 @pytest.mark.parametrize("xs,ws,s,p,d,g,adj", [
     ((2, 4, 5, 5), (4, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1, (1, 1)),
     ((2, 4, 5, 6), (4, 2, 3, 3), (1, 2), (0, 1), (2, 1), 2, (0, 0)),
-    ((2, 4, 7), (4, 3, 4), (2,), (1,), (1,), 1, (0,))])
+    ((2, 4, 7), (4, 3, 4), (2,), (1,), (1,), 1, (0,)),
+    # channel counts per group that fill 8-channel blocks: the blocked layouts
+    ((2, 16, 5, 5), (16, 8, 4, 4), (2, 2), (1, 1), (1, 1), 1, (0, 0)),
+    ((2, 32, 5, 5), (32, 8, 3, 3), (2, 2), (1, 1), (1, 1), 2, (1, 1)),
+    ((2, 16, 7), (16, 8, 4), (2,), (1,), (1,), 1, (0,))])
 def test_deconv_matches_numba(xs, ws, s, p, d, g, adj):
     rng = np.random.default_rng(2)
     x = rng.standard_normal(xs).astype(np.float32)
@@ -66,6 +70,17 @@ def test_deconv_matches_numba(xs, ws, s, p, d, g, adj):
     for r0, r1 in zip(kc.deconv_backward(x, w, dy, s, p, d, g, adj, None, True),
                       oc.deconv_backward(x, w, dy, s, p, d, g, adj, True)):
         _close(r1, r0)
+
+
+def test_deconv_takes_channel_blocks():
+    # NCHW data whose channels fill the blocks runs on the direct kernel's blocked layout
+    # (oneDNN 3.2's own pick on AVX2 was channel-last)
+    x = np.zeros((2, 16, 5, 5), np.float32)
+    w = np.zeros((16, 16, 4, 4), np.float32)
+    geom, _ = oc.deconv_geom(x, w, (2, 2), (1, 1), (1, 1), 1, (0, 0), False, np.float32)
+    prim = geom.fwd(dnn.E.forward_inference)
+    for arg in (dnn.E.ARG_SRC, dnn.E.ARG_DST):
+        assert prim.md(arg).key[4] == (oc._channel_block(),)
 
 
 @pytest.mark.parametrize("c,plain_src,cl", [(1, True, False), (3, True, False),
