@@ -64,15 +64,13 @@ _MDS: dict = {}  # _md_of's answers: a call sees the same few shapes and strides
 
 def _md_of(a, nd, cl, dt):
     """The oneDNN descriptor of NumPy array ``a`` as logical NC<spatial>."""
-    key = (a.shape, a.strides, a.itemsize, cl, dt)
-    md = _MDS.get(key)
-    if md is None:
-        dims_, strides = _logical(a, nd, cl)
-        md = md_plain(dims_, dt, strides)
-        if len(_MDS) > 4096:
-            _MDS.clear()
-        _MDS[key] = md
-    return md
+    return core.memo(_MDS, (a.shape, a.strides, a.itemsize, cl, dt),
+                     lambda: _md_strided(_logical(a, nd, cl), dt))
+
+
+def _md_strided(dims_strides, dt):
+    """md_plain of a (dims, strides) pair."""
+    return md_plain(dims_strides[0], dt, dims_strides[1])
 
 
 def _wdims(w, nd, cl, g, deconv):
@@ -247,13 +245,8 @@ def conv_geom(x, w, stride, pad, dilate, num_group, layout, bias, dt):
     """ConvGeom of a convolution of ``x`` by MXNet weight ``w`` (and y's shape)."""
     key = (tuple(x.shape), w.shape, w.strides, tuple(stride or ()), tuple(pad or ()),
            tuple(dilate or ()), num_group, layout, bias, np.dtype(dt))
-    hit = _GEOMS.get(key)
-    if hit is None:
-        if len(_GEOMS) > 4096:
-            _GEOMS.clear()
-        hit = _GEOMS[key] = _conv_geom(x, w, stride, pad, dilate, num_group, layout, bias,
-                                       dt)
-    return hit
+    return core.memo(_GEOMS, key, lambda: _conv_geom(x, w, stride, pad, dilate, num_group,
+                                                     layout, bias, dt))
 
 
 def _conv_geom(x, w, stride, pad, dilate, num_group, layout, bias, dt):
@@ -338,13 +331,8 @@ def _win(w, geom, want, scale=None):
         wl, ws = _wdims(_Contiguous(w), geom.nd, geom.cl, geom.g, geom.deconv)
         return core.reordered(w, md_plain(wl, geom.dt, ws), want, derive=scaled, key=(scale,))
     key = (w.shape, w.strides, w.itemsize, geom.nd, geom.cl, geom.g, geom.deconv, geom.dt)
-    md = _WMDS.get(key)
-    if md is None:
-        wl, ws = _wdims(w, geom.nd, geom.cl, geom.g, geom.deconv)
-        md = md_plain(wl, geom.dt, ws)
-        if len(_WMDS) > 4096:
-            _WMDS.clear()
-        _WMDS[key] = md
+    md = core.memo(_WMDS, key, lambda: _md_strided(
+        _wdims(w, geom.nd, geom.cl, geom.g, geom.deconv), geom.dt))
     if md.key == want.key:
         return w
     return core.reordered(w, md, want)  # kept while w is unchanged (inference)
@@ -556,15 +544,12 @@ def _rewrites(x, w, stride, pad, dilate, layout):
     arr = isinstance(x, np.ndarray)
     key = (arr, x.shape, x.strides if arr else None, x.dtype, w.shape, _key(stride),
            _key(pad), _key(dilate), layout)
-    hit = _REWRITES.get(key)
-    if hit is None:
+
+    def make():
         taps = _single_tap(x, w, stride, pad, dilate, layout)
         wt, s, p = (w, stride, pad) if taps is None else (_tap_view(w, taps), (), ())
-        hit = (taps, _subsampled(x, wt, s, p, layout))
-        if len(_REWRITES) > 4096:
-            _REWRITES.clear()
-        _REWRITES[key] = hit
-    return hit
+        return taps, _subsampled(x, wt, s, p, layout)
+    return core.memo(_REWRITES, key, make)
 
 
 def _tap_view(w, taps):

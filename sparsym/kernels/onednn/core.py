@@ -332,6 +332,17 @@ class Primitive:
         return bound
 
 
+def memo(table, key, make, cap=4096):
+    """``table[key]``, made by ``make()`` on a miss; a table past ``cap`` entries starts
+    over (the per-call lookups of a wrapper: a run sees a few keys, a sweep many)."""
+    hit = table.get(key)
+    if hit is None:
+        if len(table) > cap:
+            table.clear()
+        hit = table[key] = make()
+    return hit
+
+
 def address(a):
     """The data address of NumPy array ``a``: through the buffer protocol where ``a``
     exports a writable contiguous buffer (under 1 us), else ``a.ctypes.data`` (2.7 us:

@@ -51,12 +51,7 @@ _MDS: dict = {}  # (shape, tag) -> descriptor (created once: the keys are querie
 
 
 def _md(shape, tag):
-    md = _MDS.get((shape, tag))
-    if md is None:
-        if len(_MDS) > 1024:
-            _MDS.clear()
-        md = _MDS[(shape, tag)] = core.md_tag(shape, np.float32, tag)
-    return md
+    return core.memo(_MDS, (shape, tag), lambda: core.md_tag(shape, np.float32, tag), 1024)
 
 
 def _tag_like(md, ndim):
